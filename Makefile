@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# DLCP top-level build.
+#
+#   make              build dlcp.ko and the userspace parts
+#   make check        all tests: unit tests, static checks, VM selftests
+#   make demo         the main job: gradient exchange on a lossy link, in the VM
+#   make install      install module, header and userspace parts (real node)
+#   make uninstall    remove what install installed
+#
+# The module builds against /lib/modules/$(uname -r)/build where that exists
+# (a real cluster node), else against the headers of the Debian kernel the
+# test VM boots; KDIR= overrides either.
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+
+ifeq ($(origin KDIR), undefined)
+  ifneq ($(wildcard /lib/modules/$(shell uname -r)/build/Makefile),)
+    KDIR := /lib/modules/$(shell uname -r)/build
+  else
+    KDIR = $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64)))
+  endif
+endif
+KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+
+CC ?= cc
+USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -I$(TOP)/uapi
+export USER_CFLAGS
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+# Set DLCP_NO_DEPS=1 to skip the package check (e.g. on a node set up by hand).
+DEPS_STAMP := $(if $(DLCP_NO_DEPS),,deps)
+
+.PHONY: all deps deps-source module userspace selftests check unit-tests \
+	static-checks vm-tests demo install uninstall clean checkpatch sparse
+
+all: module userspace
+
+deps:
+	@tools/install-deps
+
+deps-source:
+	@tools/install-deps --source
+
+module: $(DEPS_STAMP)
+	$(MAKE) -C kmod KDIR=$(KDIR) W=1
+
+userspace: $(DEPS_STAMP)
+	$(MAKE) -C userspace/tests
+
+selftests: $(DEPS_STAMP) deps-source
+	$(MAKE) -C selftests
+
+# ---------------------------------------------------------------------------
+# Tests. Each part writes TAP/KTAP into build/; selftests/ktap-totals adds
+# them up into the one closing line "N passed, N failed".
+# ---------------------------------------------------------------------------
+check: deps deps-source
+	@mkdir -p build
+	@rm -f build/*.tap
+	@rc=0; \
+	$(MAKE) --no-print-directory unit-tests || rc=1; \
+	$(MAKE) --no-print-directory static-checks || rc=1; \
+	$(MAKE) --no-print-directory vm-tests || rc=1; \
+	selftests/ktap-totals build/*.tap || rc=1; \
+	exit $$rc
+
+unit-tests: userspace
+	@mkdir -p build
+	$(MAKE) -s -C userspace/tests run 2>&1 | tee build/unit.tap
+
+static-checks: deps-source
+	@mkdir -p build
+	tools/static-checks $(KDIR) 2>&1 | tee build/static.tap
+
+vm-tests: module selftests
+	@mkdir -p build
+	selftests/run.sh 2>&1 | tee build/vm.tap
+
+checkpatch: deps-source
+	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \
+		--no-tree -f kmod/dlcp_*.c kmod/*.h uapi/linux/dlcp.h
+
+sparse: $(DEPS_STAMP)
+	$(MAKE) -C $(KDIR) M=$(TOP)/kmod CONFIG_DLCP=m C=2 CHECK=sparse modules
+
+demo: module selftests
+	tools/vm-run --timeout 900 -- tools/demo
+
+# ---------------------------------------------------------------------------
+# Installation on a real node
+# ---------------------------------------------------------------------------
+install: module userspace
+	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_DIR=extra \
+		INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	install -D -m 0644 uapi/linux/dlcp.h $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dlcp.ko*
+	rm -f $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+clean:
+	$(MAKE) -C kmod KDIR=$(KDIR) clean
+	-$(MAKE) -C userspace/tests clean
+	-$(MAKE) -C selftests clean
+	rm -rf build

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP message buffers and byte-range sets.
+ *
+ * A message lives in pages indexed by an xarray rather than in one
+ * contiguous allocation: a 64 MiB tensor needs no high-order allocation
+ * (not even for a page pointer array, which the receive path would have to
+ * allocate atomically), and the receiver allocates a page only when data
+ * for it arrives. A page that was
+ * never written reads as zeros, which is exactly the zero-fill a lossy
+ * delivery needs.
+ *
+ * A range set records which bytes of a message arrived: a sorted array of
+ * disjoint, non-adjacent [start, end) ranges. Packets of one message mostly
+ * arrive in order, so the set stays short and an insertion touches its
+ * tail; the number of ranges is bounded (DLCP_MAX_RANGES) so that a hostile
+ * sender cannot make it grow without limit.
+ */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/xarray.h>
+#include "dlcp_impl.h"
+
+void dlcp_buf_init(struct dlcp_buf *b, u32 len)
+{
+	xa_init(&b->pages);
+	b->len = len;
+	b->nr_alloc = 0;
+}
+
+void dlcp_buf_free(struct dlcp_buf *b)
+{
+	struct page *p;
+	unsigned long i;
+
+	xa_for_each(&b->pages, i, p)
+		__free_page(p);
+	xa_destroy(&b->pages);
+	b->nr_alloc = 0;
+}
+
+/* The page holding byte @off, allocated (zeroed) if absent and @gfp. */
+static struct page *dlcp_buf_page(struct dlcp_buf *b, u32 off, gfp_t gfp)
+{
+	unsigned long idx = off >> PAGE_SHIFT;
+	struct page *p = xa_load(&b->pages, idx);
+
+	if (p || !gfp)
+		return p;
+	p = alloc_page(gfp | __GFP_ZERO);
+	if (!p)
+		return NULL;
+	if (xa_err(xa_store(&b->pages, idx, p, gfp))) {
+		__free_page(p);
+		return NULL;
+	}
+	b->nr_alloc++;
+	return p;
+}
+
+/* Fill the whole buffer from user memory (sendmsg). */
+int dlcp_buf_from_iter(struct dlcp_buf *b, struct iov_iter *from)
+{
+	u32 off;
+
+	for (off = 0; off < b->len; off += PAGE_SIZE) {
+		u32 n = min_t(u32, PAGE_SIZE, b->len - off);
+		struct page *p = dlcp_buf_page(b, off, GFP_KERNEL_ACCOUNT);
+
+		if (!p)
+			return -ENOMEM;
+		if (copy_page_from_iter(p, 0, n, from) != n)
+			return -EFAULT;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Write @len bytes of @skb at @skb_off into the buffer at @off, allocating
+ * zeroed pages as needed. Returns the number of pages allocated (for the
+ * caller's accounting) or a negative errno.
+ */
+int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
+		      int skb_off, u32 len, gfp_t gfp)
+{
+	u32 before = b->nr_alloc;
+
+	while (len) {
+		u32 poff = offset_in_page(off);
+		u32 n = min_t(u32, len, PAGE_SIZE - poff);
+		struct page *p = dlcp_buf_page(b, off, gfp);
+		void *va;
+		int err;
+
+		if (!p)
+			return -ENOMEM;
+		va = kmap_local_page(p);
+		err = skb_copy_bits(skb, skb_off, va + poff, n);
+		kunmap_local(va);
+		if (err)
+			return err;
+		off += n;
+		skb_off += n;
+		len -= n;
+	}
+	return b->nr_alloc - before;
+}
+
+/* Copy @len bytes at @off into @to (transmit path); all pages exist. */
+void dlcp_buf_to_skb(struct dlcp_buf *b, u32 off, u32 len, void *to)
+{
+	while (len) {
+		u32 poff = offset_in_page(off);
+		u32 n = min_t(u32, len, PAGE_SIZE - poff);
+		void *va = kmap_local_page(dlcp_buf_page(b, off, 0));
+
+		memcpy(to, va + poff, n);
+		kunmap_local(va);
+		to += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/* Copy @len bytes at @off to user memory; absent pages read as zeros. */
+int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,
+		     struct iov_iter *to)
+{
+	while (len) {
+		struct page *p = dlcp_buf_page(b, off, 0);
+		u32 poff = offset_in_page(off);
+		u32 n = min_t(u32, len, PAGE_SIZE - poff);
+		size_t done;
+
+		if (p)
+			done = copy_page_to_iter(p, poff, n, to);
+		else
+			done = iov_iter_zero(n, to);
+		if (done != n)
+			return -EFAULT;
+		off += n;
+		len -= n;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Index of the first range whose end is >= @pos (ranges can merge there). */
+static u32 dlcp_rs_find(const struct dlcp_rangeset *rs, u32 pos)
+{
+	u32 lo = 0, hi = rs->nr;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (rs->r[mid].end < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool dlcp_rs_covers(const struct dlcp_rangeset *rs, u32 start, u32 end)
+{
+	u32 i = dlcp_rs_find(rs, start);
+
+	/* r[i].end >= start; a covering range must also start <= start */
+	while (i < rs->nr && rs->r[i].end == start && start != end)
+		i++;
+	return i < rs->nr && rs->r[i].start <= start && rs->r[i].end >= end;
+}
+
+/*
+ * Add [start, end) to the set. *@added gets the number of bytes that were
+ * not in the set before. Returns 0, -ENOMEM, or -E2BIG when the set would
+ * exceed DLCP_MAX_RANGES ranges.
+ */
+int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
+		u32 *added)
+{
+	u32 i = dlcp_rs_find(rs, start), j, covered = 0, nstart, nend;
+
+	/* ranges i..j-1 touch or overlap [start, end) */
+	for (j = i; j < rs->nr && rs->r[j].start <= end; j++)
+		covered += min(rs->r[j].end, end) - max(rs->r[j].start, start);
+
+	if (j == i) {			/* nothing to merge: insert */
+		if (rs->nr == rs->cap) {
+			u32 cap = rs->cap ? rs->cap * 2 : 8;
+			void *n;
+
+			if (rs->nr >= DLCP_MAX_RANGES)
+				return -E2BIG;
+			n = krealloc_array(rs->r, cap, sizeof(*rs->r), gfp);
+			if (!n)
+				return -ENOMEM;
+			rs->r = n;
+			rs->cap = cap;
+		}
+		memmove(&rs->r[i + 1], &rs->r[i], (rs->nr - i) * sizeof(*rs->r));
+		rs->r[i].start = start;
+		rs->r[i].end = end;
+		rs->nr++;
+		*added = end - start;
+		rs->bytes += *added;
+		return 0;
+	}
+
+	/* merge ranges i..j-1 and [start, end) into r[i] */
+	nstart = min(rs->r[i].start, start);
+	nend = max(rs->r[j - 1].end, end);
+	*added = (end - start) - covered;
+	rs->bytes += *added;
+	rs->r[i].start = nstart;
+	rs->r[i].end = nend;
+	memmove(&rs->r[i + 1], &rs->r[j], (rs->nr - j) * sizeof(*rs->r));
+	rs->nr -= j - i - 1;
+	return 0;
+}
+
+void dlcp_rs_free(struct dlcp_rangeset *rs)
+{
+	kfree(rs->r);
+	rs->r = NULL;
+	rs->nr = 0;
+	rs->cap = 0;
+	rs->bytes = 0;
+}

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * DLCP internal definitions shared by the files of the module.
+ *
+ * Files and their concerns:
+ *   dlcp_main.c	module init/exit, protocol registration, per-netns state
+ *   dlcp_sysctl.c	net.dlcp.* sysctls
+ *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets}
+ *   dlcp_sock.c	socket calls, port table, control messages
+ *   dlcp_out.c		the sender: segmentation, transmission, window and
+ *			pacing, reaction to REPORT and STOP
+ *   dlcp_in.c		packet validation and demultiplexing, the receiver:
+ *			reassembly, reports, completion and delivery
+ *   dlcp_timer.c	guard (retransmission/probe) timer, garbage collection
+ *   dlcp_buf.c		message buffers (page arrays) and byte-range sets
+ *
+ * Locking
+ * -------
+ * dlcp_port_lock (dlcp_sock.c)
+ *	protects the port hash table for writers; readers (packet receive)
+ *	use RCU. Sockets are SOCK_RCU_FREE, so a socket found under RCU stays
+ *	valid; the receive path takes a reference with refcount_inc_not_zero().
+ * dlcp_sock.lock
+ *	a BH-safe spinlock protecting all protocol state of one socket: the
+ *	outgoing message list, the flight ring, the congestion state, the
+ *	incoming message table and the socket defaults. Taken in softirq by
+ *	the receive path and the timers and with spin_lock_bh() by system
+ *	calls. Never held across a sleep or a copy from/to user memory.
+ *	Packets are transmitted with it held, as TCP transmits under its
+ *	socket spinlock; loopback and veth queue to the backlog, so the
+ *	receive path is never entered recursively.
+ * Order: dlcp_port_lock is never taken with dlcp_sock.lock held, nor the
+ * other way round.
+ *
+ * Memory
+ * ------
+ * A message is held in a page array (struct dlcp_buf). The sender copies
+ * the message in sendmsg() and charges it to dlcp_sock.snd_mem, bounded by
+ * max(SO_SNDBUF, net.dlcp.wmem). The receiver allocates zeroed pages as data
+ * arrives (so a hostile length field costs nothing until data comes, and
+ * lost bytes are zero without extra work) and charges them to
+ * sk_rmem_alloc, bounded by max(SO_RCVBUF, net.dlcp.rmem): a 64 MiB tensor
+ * passes with default settings and no privileged tuning. Incomplete
+ * messages with no progress for net.dlcp.msg_timeout_ms are freed.
+ */
+#ifndef _DLCP_IMPL_H
+#define _DLCP_IMPL_H
+
+#include <linux/types.h>
+#include <linux/bits.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/hrtimer.h>
+#include <linux/skbuff.h>
+#include <linux/xarray.h>
+#include <net/inet_sock.h>
+#include <net/netns/generic.h>
+#include "../uapi/linux/dlcp.h"
+
+/* ---------------------------------------------------------------- */
+/* Counters: /proc/net/dlcp/snmp                                     */
+/* ---------------------------------------------------------------- */
+
+/*
+ * The drop reasons of the pure validator come first, in the order of
+ * enum dlcp_drop_reason, so that a validator result indexes the MIB.
+ */
+enum dlcp_mib_field {
+	DLCP_MIB_NONE = DLCP_DROP_NONE,		/* unused slot */
+	DLCP_MIB_DROP_SHORT = DLCP_DROP_SHORT,
+	DLCP_MIB_DROP_VERSION,
+	DLCP_MIB_DROP_TYPE,
+	DLCP_MIB_DROP_HDRLEN,
+	DLCP_MIB_DROP_LEN,
+	DLCP_MIB_DROP_FLAGS,
+	DLCP_MIB_DROP_MSGLEN,
+	DLCP_MIB_DROP_OFFSET,
+	DLCP_MIB_DROP_GAPS,
+	DLCP_MIB_DROP_FIELD,
+	DLCP_MIB_CSUM_ERRORS = __DLCP_DROP_PURE_MAX,
+	DLCP_MIB_DROP_NOSOCKET,		/* no socket bound to the port */
+	DLCP_MIB_DROP_RCVMEM,		/* receive memory limit reached */
+	DLCP_MIB_DROP_NOMEM,		/* allocation failed */
+	DLCP_MIB_DROP_RANGES,		/* too many disjoint ranges */
+	DLCP_MIB_DROP_CLOSED,		/* socket closing */
+	DLCP_MIB_DROP_MISMATCH,		/* packet disagrees with message state */
+	DLCP_MIB_DROP_UNKNOWN_MSG,	/* report/stop for no outgoing message */
+	DLCP_MIB_IN_PKTS,
+	DLCP_MIB_OUT_PKTS,
+	DLCP_MIB_IN_DATA_PKTS,
+	DLCP_MIB_OUT_DATA_PKTS,
+	DLCP_MIB_IN_DUP_PKTS,		/* data already held */
+	DLCP_MIB_IN_LATE_PKTS,		/* data for a delivered message */
+	DLCP_MIB_RETRANS_PKTS,
+	DLCP_MIB_RETRANS_REPORTED,	/* retransmission: gap in a report */
+	DLCP_MIB_RETRANS_TIMEOUT,	/* retransmission: guard timer */
+	DLCP_MIB_OUT_MSGS,		/* messages accepted by sendmsg */
+	DLCP_MIB_OUT_MSGS_DONE,		/* STOP received */
+	DLCP_MIB_OUT_MSGS_FAILED,	/* no answer within msg_timeout */
+	DLCP_MIB_IN_MSGS,		/* messages delivered to a socket */
+	DLCP_MIB_IN_MSGS_EXACT,
+	DLCP_MIB_IN_MSGS_TIMEOUT,	/* incomplete, freed after msg_timeout */
+	DLCP_MIB_IN_MSGS_ABORTED,	/* freed on the sender's ABORT */
+	DLCP_MIB_REPORTS_SENT,
+	DLCP_MIB_REPORTS_RCVD,
+	DLCP_MIB_STOPS_SENT,
+	DLCP_MIB_STOPS_RCVD,
+	DLCP_MIB_PROBES_SENT,
+	DLCP_MIB_PROBES_RCVD,
+	DLCP_MIB_ABORTS_SENT,
+	DLCP_MIB_ABORTS_RCVD,
+	DLCP_MIB_OUT_NO_ROUTE,		/* transmission failed: no route */
+	DLCP_MIB_OUT_ERRORS,		/* transmission failed: other */
+	__DLCP_MIB_MAX
+};
+
+struct dlcp_mib {
+	unsigned long	mibs[__DLCP_MIB_MAX];
+};
+
+extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
+
+/* ---------------------------------------------------------------- */
+/* Per network namespace                                             */
+/* ---------------------------------------------------------------- */
+
+/**
+ * struct dlcp_net - DLCP state of one network namespace
+ * @mib:		per-CPU counters
+ * @sysctl_hdr:		registered net.dlcp table
+ * @max_msg_size:	net.dlcp.max_msg_size, bytes
+ * @loss_budget_ppm:	net.dlcp.loss_budget_ppm, default budget of sockets
+ * @rmem:		net.dlcp.rmem, bytes of receive memory per socket
+ * @wmem:		net.dlcp.wmem, bytes of send memory per socket
+ * @rto_min_ms:		net.dlcp.rto_min_ms, lower bound of the guard timer
+ * @msg_timeout_ms:	net.dlcp.msg_timeout_ms, give-up time of a message
+ * @init_cwnd:		net.dlcp.init_cwnd, initial window in segments
+ * @max_cwnd:		net.dlcp.max_cwnd, largest window in segments
+ * @ack_every:		net.dlcp.ack_every, data packets per report
+ */
+struct dlcp_net {
+	struct dlcp_mib __percpu	*mib;
+	struct ctl_table_header		*sysctl_hdr;
+	int	max_msg_size;
+	int	loss_budget_ppm;
+	int	rmem;
+	int	wmem;
+	int	rto_min_ms;
+	int	msg_timeout_ms;
+	int	init_cwnd;
+	int	max_cwnd;
+	int	ack_every;
+};
+
+extern unsigned int dlcp_net_id;
+extern int dlcp_ipproto;
+
+static inline struct dlcp_net *dlcp_pernet(const struct net *net)
+{
+	return net_generic(net, dlcp_net_id);
+}
+
+#define DLCP_INC_STATS(net, field) \
+	this_cpu_inc(dlcp_pernet(net)->mib->mibs[field])
+#define DLCP_ADD_STATS(net, field, val) \
+	this_cpu_add(dlcp_pernet(net)->mib->mibs[field], val)
+
+/* Hard limits, independent of sysctls. */
+#define DLCP_MAX_MSG_HARD	BIT(30)		/* largest max_msg_size */
+#define DLCP_CWND_HARD		4096		/* largest max_cwnd */
+#define DLCP_MAX_GAPS		64		/* gaps in one report */
+#define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
+#define DLCP_IN_HASH_BITS	6
+
+/* ---------------------------------------------------------------- */
+/* Buffers and range sets (dlcp_buf.c)                               */
+/* ---------------------------------------------------------------- */
+
+/**
+ * struct dlcp_buf - a message's bytes, held in pages
+ * @pages:	pages by index; absent where nothing was written (reads as 0)
+ * @len:	message length in bytes
+ * @nr_alloc:	pages allocated, for memory accounting
+ */
+struct dlcp_buf {
+	struct xarray	pages;
+	u32		len;
+	u32		nr_alloc;
+};
+
+void dlcp_buf_init(struct dlcp_buf *b, u32 len);
+void dlcp_buf_free(struct dlcp_buf *b);
+int dlcp_buf_from_iter(struct dlcp_buf *b, struct iov_iter *from);
+int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
+		      int skb_off, u32 len, gfp_t gfp);
+void dlcp_buf_to_skb(struct dlcp_buf *b, u32 off, u32 len, void *to);
+int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,
+		     struct iov_iter *to);
+
+/**
+ * struct dlcp_rangeset - sorted, disjoint, non-adjacent byte ranges
+ * @r:		ranges as [start, end) pairs, increasing
+ * @nr:		ranges in use
+ * @cap:	ranges allocated
+ * @bytes:	sum of the range lengths
+ */
+struct dlcp_rangeset {
+	struct {
+		u32 start;
+		u32 end;
+	} *r;
+	u32	nr;
+	u32	cap;
+	u32	bytes;
+};
+
+int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
+		u32 *added);
+bool dlcp_rs_covers(const struct dlcp_rangeset *rs, u32 start, u32 end);
+void dlcp_rs_free(struct dlcp_rangeset *rs);
+
+/* ---------------------------------------------------------------- */
+/* Messages                                                          */
+/* ---------------------------------------------------------------- */
+
+/**
+ * struct dlcp_meta - metadata a message carries from sendmsg to recvmsg
+ * @tensor_id:	opaque, from struct dlcp_send_info
+ * @iteration:	opaque
+ * @budget_ppm:	loss budget in ppm
+ * @layer:	layer index
+ * @flags:	DLCP_MSG_*
+ * @dtype:	enum dlcp_dtype
+ * @prio:	priority class
+ */
+struct dlcp_meta {
+	u32	tensor_id;
+	u32	iteration;
+	u32	budget_ppm;
+	u16	layer;
+	u16	flags;
+	u8	dtype;
+	u8	prio;
+};
+
+/* Per-segment state of an outgoing message. */
+enum dlcp_seg_state {
+	DLCP_SEG_NEW = 0,	/* never sent */
+	DLCP_SEG_INFLIGHT,	/* sent, fate unknown */
+	DLCP_SEG_LOST,		/* known or presumed lost, to retransmit */
+	DLCP_SEG_ACKED,		/* the receiver has it */
+};
+
+/**
+ * struct dlcp_out_msg - a message being sent
+ * @node:	in dlcp_sock.out_msgs, in send order
+ * @id:		message id on the wire
+ * @len:	length in bytes
+ * @seg_size:	payload bytes per segment (whole elements)
+ * @nsegs:	number of segments
+ * @daddr:	destination address
+ * @saddr:	source address chosen by the route
+ * @dport:	destination port
+ * @dst:	cached route (holds a reference), revalidated before use
+ * @meta:	metadata carried by every data packet
+ * @buf:	the bytes
+ * @seg:	per-segment enum dlcp_seg_state
+ * @next_new:	first segment never sent
+ * @nr_lost:	segments in DLCP_SEG_LOST
+ * @lost_hint:	no segment below this index is DLCP_SEG_LOST
+ * @nr_acked:	segments in DLCP_SEG_ACKED
+ * @inflight:	entries of this message in the socket's flight ring
+ * @last_heard:	jiffies of the last REPORT for this message, or of its
+ *		first transmission
+ * @probes:	PROBEs sent since the last REPORT
+ */
+struct dlcp_out_msg {
+	struct list_head	node;
+	u32			id;
+	u32			len;
+	u32			seg_size;
+	u32			nsegs;
+	__be32			daddr;
+	__be32			saddr;
+	__be16			dport;
+	struct dst_entry	*dst;
+	struct dlcp_meta	meta;
+	struct dlcp_buf		buf;
+	u8			*seg;
+	u32			next_new;
+	u32			nr_lost;
+	u32			lost_hint;
+	u32			nr_acked;
+	u32			inflight;
+	unsigned long		last_heard;
+	u32			probes;
+};
+
+/**
+ * struct dlcp_flight - one transmitted, unresolved segment
+ * @msg:	its message (entries are purged before a message is freed)
+ * @seg:	segment index
+ * @sent_us:	transmit time, dlcp_now_us()
+ */
+struct dlcp_flight {
+	struct dlcp_out_msg	*msg;
+	u32			seg;
+	u32			sent_us;
+};
+
+/**
+ * struct dlcp_in_msg - a message being received, or a delivered one kept
+ *	to answer late packets (a "zombie": @buf and @have are empty)
+ * @hnode:	in dlcp_sock.in_hash
+ * @saddr:	sender's address
+ * @daddr:	our address the sender used (replies come from it)
+ * @sport:	sender's port
+ * @id:		sender's message id
+ * @len:	message length
+ * @meta:	metadata from the data packets
+ * @buf:	the bytes received so far
+ * @have:	byte ranges received
+ * @pkts_unreported: data packets since the last report
+ * @tsval:	latest sender timestamp seen, echoed in reports
+ * @ce_bytes:	payload bytes that arrived CE-marked
+ * @last_active: jiffies of the last packet
+ * @lost:	bytes given up (zombies: for repeated STOPs)
+ * @delivered:	this is a zombie
+ */
+struct dlcp_in_msg {
+	struct hlist_node	hnode;
+	__be32			saddr;
+	__be32			daddr;
+	__be16			sport;
+	u32			id;
+	u32			len;
+	struct dlcp_meta	meta;
+	struct dlcp_buf		buf;
+	struct dlcp_rangeset	have;
+	u32			pkts_unreported;
+	u32			tsval;
+	u32			ce_bytes;
+	unsigned long		last_active;
+	u32			lost;
+	bool			delivered;
+};
+
+/**
+ * struct dlcp_delivery - a complete message queued for recvmsg; an skb on
+ *	sk_receive_queue carries a pointer to it (dlcp_skb_delivery())
+ * @msg:	the message, off the socket's table; its pages are still
+ *		charged to sk_rmem_alloc
+ * @info:	what recvmsg reports in DLCP_CMSG_RECV
+ * @lost:	lost ranges, @info.nr_lost_ranges of them
+ * @sk:		owning socket, for uncharging
+ */
+struct dlcp_delivery {
+	struct dlcp_in_msg	*msg;
+	struct dlcp_recv_info	info;
+	struct dlcp_range	*lost;
+	struct sock		*sk;
+};
+
+static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
+{
+	return *(struct dlcp_delivery **)skb->cb;
+}
+
+/* ---------------------------------------------------------------- */
+/* Sockets                                                           */
+/* ---------------------------------------------------------------- */
+
+/**
+ * struct dlcp_sock - a DLCP socket
+ * @inet:		inet socket, must be first
+ * @lock:		protects the fields below (see Locking above)
+ * @port_node:		in the port hash (dlcp_port_lock)
+ * @out_msgs:		outgoing messages, in send order
+ * @nr_out_msgs:	entries in @out_msgs
+ * @next_msg_id:	id of the next message sent
+ * @snd_mem:		bytes of outgoing messages held
+ * @flight:		ring of unresolved transmitted segments
+ * @flight_head:	index of the oldest entry of @flight
+ * @flight_len:		slots in use in @flight, resolved ones included
+ * @flight_live:	unresolved entries in @flight: what cwnd limits
+ * @flight_cap:		size of @flight (net.dlcp.max_cwnd at first send)
+ * @cwnd:		congestion window in segments
+ * @cwnd_cnt:		segments acknowledged since @cwnd last grew
+ * @recover_us:		no window decrease for losses sent before this
+ * @srtt_us:		smoothed round-trip time, 0 before the first sample
+ * @rttvar_us:		round-trip time variation
+ * @next_xmit_ns:	pacing: earliest time of the next transmission
+ * @pacer:		pacing timer
+ * @guard:		retransmission, probe and garbage-collection timer
+ * @in_hash:		incoming messages (and zombies) by (addr, port, id)
+ * @nr_in_msgs:		entries in @in_hash
+ * @loss_budget_ppm:	DLCP_LOSS_BUDGET
+ * @layer:		DLCP_LAYER
+ * @prio:		DLCP_PRIORITY
+ * @dead:		closing: timers must not re-arm, packets are dropped
+ */
+struct dlcp_sock {
+	struct inet_sock	inet;
+	spinlock_t		lock;		/* protocol state, see Locking */
+	struct hlist_node	port_node;
+
+	struct list_head	out_msgs;
+	u32			nr_out_msgs;
+	u32			next_msg_id;
+	u64			snd_mem;
+	struct dlcp_flight	*flight;
+	u32			flight_head;
+	u32			flight_len;
+	u32			flight_live;
+	u32			flight_cap;
+	u32			cwnd;
+	u32			cwnd_cnt;
+	u32			recover_us;
+	u32			srtt_us;
+	u32			rttvar_us;
+	u64			next_xmit_ns;
+	struct hrtimer		pacer;
+	struct timer_list	guard;
+
+	struct hlist_head	in_hash[1 << DLCP_IN_HASH_BITS];
+	u32			nr_in_msgs;
+
+	u32			loss_budget_ppm;
+	u16			layer;
+	u8			prio;
+	bool			dead;
+};
+
+static inline struct dlcp_sock *dlcp_sk(const struct sock *sk)
+{
+	return (struct dlcp_sock *)sk;
+}
+
+static inline u32 dlcp_now_us(void)
+{
+	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
+}
+
+/* dlcp_main.c */
+extern struct proto dlcp_prot;
+
+/* dlcp_sysctl.c */
+int dlcp_sysctl_register(struct net *net);
+void dlcp_sysctl_unregister(struct net *net);
+
+/* dlcp_proc.c */
+int dlcp_proc_init(struct net *net);
+void dlcp_proc_exit(struct net *net);
+
+/* dlcp_sock.c */
+extern const struct proto_ops dlcp_inet_ops;
+struct sock *dlcp_lookup(struct net *net, __be32 daddr, __be16 dport);
+u32 dlcp_rcvbuf_limit(const struct sock *sk);
+
+/* dlcp_out.c */
+int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m);
+void dlcp_out_push(struct sock *sk);
+void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m);
+void dlcp_out_report(struct sock *sk, struct sk_buff *skb);
+void dlcp_out_stop(struct sock *sk, struct sk_buff *skb);
+bool dlcp_out_timeout(struct sock *sk, unsigned long now);
+void dlcp_out_purge(struct sock *sk);
+u32 dlcp_out_rto_us(const struct dlcp_sock *dsk);
+int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
+		  __be32 daddr);
+struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
+void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
+		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
+		   u8 prio);
+
+/* dlcp_in.c */
+int dlcp_rcv(struct sk_buff *skb);
+int dlcp_err(struct sk_buff *skb, u32 info);
+bool dlcp_in_timeout(struct sock *sk, unsigned long now);
+void dlcp_in_purge(struct sock *sk);
+void dlcp_delivery_free(struct dlcp_delivery *d);
+
+/* dlcp_timer.c */
+void dlcp_timer_init(struct sock *sk);
+void dlcp_timer_stop(struct sock *sk);
+void dlcp_guard_arm(struct sock *sk);
+void dlcp_pacer_arm(struct sock *sk, u64 when_ns);
+
+#endif /* _DLCP_IMPL_H */

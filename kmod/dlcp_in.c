@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP receive path: packet validation and demultiplexing, and the
+ * receiver: reassembly, reports, completion and delivery.
+ *
+ * Every packet is validated by the pure dlcp_wire_check() (shared with
+ * userspace), then its checksum, before anything in it is trusted; each
+ * drop is counted under its reason. A DATA packet names its message and
+ * offset, so it is written at its place whatever order packets arrive in;
+ * a duplicate is harmless. The first packet of a message (any of its
+ * packets) creates the message's state. The receiver answers every
+ * net.dlcp.ack_every data packets, every packet asking for it (ACKREQ) and
+ * every PROBE with a REPORT listing the gaps; when the whole message is
+ * there it queues it for recvmsg() and sends STOP. A delivered message is
+ * remembered (without its data) for msg_timeout_ms, so that late packets
+ * and probes are answered with STOP instead of starting it again.
+ */
+#include <linux/slab.h>
+#include <net/checksum.h>
+#include <net/icmp.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/sock.h>
+#include "dlcp_impl.h"
+
+static u32 dlcp_in_hashfn(__be32 saddr, __be16 sport, u32 id)
+{
+	return hash_32((__force u32)saddr ^ ((__force u32)sport << 16) ^ id,
+		       DLCP_IN_HASH_BITS);
+}
+
+static struct dlcp_in_msg *dlcp_in_find(struct dlcp_sock *dsk, __be32 saddr,
+					__be16 sport, u32 id)
+{
+	struct dlcp_in_msg *m;
+
+	hlist_for_each_entry(m, &dsk->in_hash[dlcp_in_hashfn(saddr, sport, id)],
+			     hnode)
+		if (m->id == id && m->sport == sport && m->saddr == saddr)
+			return m;
+	return NULL;
+}
+
+static void dlcp_in_uncharge(struct sock *sk, struct dlcp_buf *b)
+{
+	atomic_sub(b->nr_alloc << PAGE_SHIFT, &sk->sk_rmem_alloc);
+}
+
+/* Free @m, which is off the hash table. */
+static void dlcp_in_release(struct sock *sk, struct dlcp_in_msg *m)
+{
+	dlcp_in_uncharge(sk, &m->buf);
+	dlcp_buf_free(&m->buf);
+	dlcp_rs_free(&m->have);
+	kfree(m);
+}
+
+static void dlcp_in_free(struct sock *sk, struct dlcp_in_msg *m)
+{
+	hlist_del(&m->hnode);
+	dlcp_sk(sk)->nr_in_msgs--;
+	dlcp_in_release(sk, m);
+}
+
+void dlcp_delivery_free(struct dlcp_delivery *d)
+{
+	dlcp_in_release(d->sk, d->msg);
+	kfree(d->lost);
+	kfree(d);
+}
+
+static void dlcp_delivery_destructor(struct sk_buff *skb)
+{
+	dlcp_delivery_free(dlcp_skb_delivery(skb));
+}
+
+/* Reply to the sender of @m with a control packet of @hlen bytes. */
+static struct sk_buff *dlcp_in_ctl(struct sock *sk, struct dlcp_in_msg *m,
+				   unsigned int type, u32 hlen)
+{
+	struct sk_buff *skb = dlcp_alloc_ctl(hlen, GFP_ATOMIC);
+
+	if (skb)
+		dlcp_fill_hdr((struct dlcp_hdr *)skb->data, type,
+			      inet_sk(sk)->inet_sport, m->sport, m->id, m->len,
+			      hlen, 0, 0);
+	return skb;
+}
+
+static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
+{
+	struct dlcp_stop_hdr *st;
+	struct sk_buff *skb;
+
+	skb = dlcp_in_ctl(sk, m, DLCP_T_STOP, DLCP_STOP_HDR_LEN);
+	if (!skb)
+		return;
+	st = (struct dlcp_stop_hdr *)skb->data;
+	st->lost = htonl(m->lost);
+	st->tsecr = htonl(m->tsval);
+	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr))
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_STOPS_SENT);
+}
+
+/*
+ * Send a REPORT: the gaps of @m, at most DLCP_MAX_GAPS of them. Bytes above
+ * the highest one received are not reported missing (they may be on their
+ * way), except in the answer to a PROBE: the sender has sent everything.
+ */
+static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
+				u8 rflags)
+{
+	const struct dlcp_rangeset *rs = &m->have;
+	u32 i, n = 0, pos = 0, last, scan_end;
+	struct dlcp_wire_range *g;
+	struct dlcp_report_hdr *r;
+	struct sk_buff *skb;
+
+	skb = dlcp_in_ctl(sk, m, DLCP_T_REPORT,
+			  DLCP_REPORT_HDR_LEN + DLCP_MAX_GAPS * DLCP_GAP_LEN);
+	if (!skb)
+		return;
+	r = (struct dlcp_report_hdr *)skb->data;
+	g = (struct dlcp_wire_range *)(r + 1);
+	last = (rflags & DLCP_RF_PROBED) ? rs->nr : rs->nr - 1;
+	scan_end = (rflags & DLCP_RF_PROBED) ? m->len : rs->r[rs->nr - 1].end;
+	for (i = 0; i <= last; i++) {
+		u32 start = i < rs->nr ? rs->r[i].start : m->len;
+
+		if (start > pos) {
+			if (n == DLCP_MAX_GAPS) {
+				scan_end = pos;
+				break;
+			}
+			g[n].start = htonl(pos);
+			g[n].end = htonl(start);
+			n++;
+		}
+		if (i < rs->nr)
+			pos = rs->r[i].end;
+	}
+	skb_trim(skb, DLCP_REPORT_HDR_LEN + n * DLCP_GAP_LEN);
+	r->common.len = htons(skb->len);
+	r->rcvd = htonl(rs->bytes);
+	r->scan_end = htonl(scan_end);
+	r->tsecr = htonl(m->tsval);
+	r->ce_bytes = htonl(m->ce_bytes);
+	r->ngaps = htons(n);
+	r->rflags = rflags;
+	m->pkts_unreported = 0;
+	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr))
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_REPORTS_SENT);
+}
+
+/*
+ * Every byte of @m is here: hand the data to the socket's receive queue
+ * and keep @m as a zombie that answers late packets with STOP.
+ */
+static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
+{
+	struct net *net = sock_net(sk);
+	struct dlcp_delivery *d;
+	struct dlcp_in_msg *z;
+	struct sk_buff *skb;
+
+	d = kzalloc(sizeof(*d), GFP_ATOMIC);
+	z = kzalloc(sizeof(*z), GFP_ATOMIC);
+	skb = alloc_skb(0, GFP_ATOMIC);
+	if (!d || !z || !skb) {
+		/* retried on the next packet or probe of the message */
+		kfree(d);
+		kfree(z);
+		kfree_skb(skb);
+		DLCP_INC_STATS(net, DLCP_MIB_DROP_NOMEM);
+		return;
+	}
+	d->sk = sk;
+	d->msg = m;
+	d->info.tensor_id = m->meta.tensor_id;
+	d->info.iteration = m->meta.iteration;
+	d->info.layer = m->meta.layer;
+	d->info.dtype = m->meta.dtype;
+	d->info.flags = m->meta.flags;
+	d->info.prio = m->meta.prio;
+	d->info.msg_id = m->id;
+	d->info.msg_len = m->len;
+	d->info.loss_budget_ppm = m->meta.budget_ppm;
+	d->info.status = DLCP_RECV_EXACT;
+
+	/* the zombie takes @m's place in the table; @m goes with @d */
+	z->saddr = m->saddr;
+	z->daddr = m->daddr;
+	z->sport = m->sport;
+	z->id = m->id;
+	z->len = m->len;
+	z->meta = m->meta;
+	z->tsval = m->tsval;
+	z->lost = 0;
+	z->delivered = true;
+	z->last_active = jiffies;
+	dlcp_buf_init(&z->buf, z->len);
+	hlist_replace_rcu(&m->hnode, &z->hnode);
+
+	*(struct dlcp_delivery **)skb->cb = d;
+	skb->destructor = dlcp_delivery_destructor;
+	skb_queue_tail(&sk->sk_receive_queue, skb);
+	sk->sk_data_ready(sk);
+
+	DLCP_INC_STATS(net, DLCP_MIB_IN_MSGS);
+	DLCP_INC_STATS(net, DLCP_MIB_IN_MSGS_EXACT);
+	dlcp_in_send_stop(sk, z);
+}
+
+static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb)
+{
+	const struct dlcp_data_hdr *d = (const void *)skb->data;
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_in_msg *m;
+
+	m = kzalloc(sizeof(*m), GFP_ATOMIC);
+	if (!m)
+		return NULL;
+	m->saddr = ip_hdr(skb)->saddr;
+	m->daddr = ip_hdr(skb)->daddr;
+	m->sport = d->common.source;
+	m->id = ntohl(d->common.msg_id);
+	m->len = ntohl(d->common.msg_len);
+	m->meta.tensor_id = ntohl(d->tensor_id);
+	m->meta.iteration = ntohl(d->iteration);
+	m->meta.budget_ppm = ntohl(d->budget_ppm);
+	m->meta.layer = ntohs(d->layer);
+	m->meta.flags = ntohs(d->msg_flags);
+	m->meta.dtype = d->dtype;
+	m->meta.prio = d->common.prio;
+	dlcp_buf_init(&m->buf, m->len);
+	hlist_add_head(&m->hnode, &dsk->in_hash[dlcp_in_hashfn(m->saddr,
+							       m->sport,
+							       m->id)]);
+	dsk->nr_in_msgs++;
+	dlcp_guard_arm(sk);
+	return m;
+}
+
+static void dlcp_in_data(struct sock *sk, struct sk_buff *skb)
+{
+	const struct dlcp_data_hdr *d = (const void *)skb->data;
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct net *net = sock_net(sk);
+	u32 hlen = d->common.doff * 4, plen = skb->len - hlen;
+	u32 off = ntohl(d->offset), added;
+	struct dlcp_in_msg *m;
+	int n;
+
+	DLCP_INC_STATS(net, DLCP_MIB_IN_DATA_PKTS);
+	m = dlcp_in_find(dsk, ip_hdr(skb)->saddr, d->common.source,
+			 ntohl(d->common.msg_id));
+	if (m && m->len != ntohl(d->common.msg_len)) {
+		DLCP_INC_STATS(net, DLCP_MIB_DROP_MISMATCH);
+		return;
+	}
+	if (m && m->delivered) {
+		DLCP_INC_STATS(net, DLCP_MIB_IN_LATE_PKTS);
+		if (d->common.flags & (DLCP_HF_ACKREQ | DLCP_HF_RETRANS))
+			dlcp_in_send_stop(sk, m);
+		return;
+	}
+	if (m && dlcp_rs_covers(&m->have, off, off + plen)) {
+		/* a resent duplicate: the sender missed our reports */
+		DLCP_INC_STATS(net, DLCP_MIB_IN_DUP_PKTS);
+		if (d->common.flags & DLCP_HF_RETRANS)
+			m->pkts_unreported = U32_MAX;
+		goto report;
+	}
+	/* a segment touches at most two pages that may need allocating */
+	if (atomic_read(&sk->sk_rmem_alloc) + 2 * PAGE_SIZE >
+	    dlcp_rcvbuf_limit(sk)) {
+		DLCP_INC_STATS(net, DLCP_MIB_DROP_RCVMEM);
+		return;
+	}
+	if (!m) {
+		m = dlcp_in_new(sk, skb);
+		if (!m) {
+			DLCP_INC_STATS(net, DLCP_MIB_DROP_NOMEM);
+			return;
+		}
+	}
+	n = dlcp_buf_from_skb(&m->buf, off, skb, hlen, plen, GFP_ATOMIC);
+	if (n < 0) {
+		DLCP_INC_STATS(net, DLCP_MIB_DROP_NOMEM);
+		return;
+	}
+	atomic_add(n << PAGE_SHIFT, &sk->sk_rmem_alloc);
+	n = dlcp_rs_add(&m->have, off, off + plen, GFP_ATOMIC, &added);
+	if (n) {
+		DLCP_INC_STATS(net, n == -E2BIG ? DLCP_MIB_DROP_RANGES :
+			       DLCP_MIB_DROP_NOMEM);
+		return;
+	}
+	if (INET_ECN_is_ce(ip_hdr(skb)->tos))
+		m->ce_bytes += plen;
+	m->pkts_unreported++;
+report:
+	m->tsval = ntohl(d->tsval);
+	m->last_active = jiffies;
+	if (m->have.bytes == m->len) {
+		dlcp_in_complete(sk, m);
+		return;
+	}
+	if ((d->common.flags & DLCP_HF_ACKREQ) ||
+	    m->pkts_unreported >= READ_ONCE(dlcp_pernet(net)->ack_every))
+		dlcp_in_send_report(sk, m, 0);
+}
+
+/* PROBE: answer with STOP or a REPORT; never creates state. */
+static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb)
+{
+	const struct dlcp_probe_hdr *p = (const void *)skb->data;
+	struct dlcp_in_msg *m, tmp = { };
+
+	m = dlcp_in_find(dlcp_sk(sk), ip_hdr(skb)->saddr, p->common.source,
+			 ntohl(p->common.msg_id));
+	if (m && m->len != ntohl(p->common.msg_len)) {
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_DROP_MISMATCH);
+		return;
+	}
+	if (!m) {
+		/* unknown: nothing of it is here */
+		tmp.saddr = ip_hdr(skb)->saddr;
+		tmp.daddr = ip_hdr(skb)->daddr;
+		tmp.sport = p->common.source;
+		tmp.id = ntohl(p->common.msg_id);
+		tmp.len = ntohl(p->common.msg_len);
+		m = &tmp;
+	}
+	m->tsval = ntohl(p->tsval);
+	if (m->delivered)
+		dlcp_in_send_stop(sk, m);
+	else if (m->have.bytes == m->len)
+		dlcp_in_complete(sk, m);
+	else
+		dlcp_in_send_report(sk, m, DLCP_RF_PROBED);
+}
+
+static void dlcp_in_abort(struct sock *sk, struct sk_buff *skb)
+{
+	const struct dlcp_hdr *h = (const void *)skb->data;
+	struct dlcp_in_msg *m;
+
+	m = dlcp_in_find(dlcp_sk(sk), ip_hdr(skb)->saddr, h->source,
+			 ntohl(h->msg_id));
+	if (!m || m->len != ntohl(h->msg_len))
+		return;
+	if (!m->delivered)
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_IN_MSGS_ABORTED);
+	dlcp_in_free(sk, m);
+}
+
+/* Bring the header (all of a control packet) into the linear area. */
+static bool dlcp_pull_hdr(struct sk_buff *skb)
+{
+	const struct dlcp_hdr *h;
+	u32 need;
+
+	if (!pskb_may_pull(skb, DLCP_HDR_LEN))
+		return false;
+	h = (const struct dlcp_hdr *)skb->data;
+	if (dlcp_wire_type(h) != DLCP_T_DATA)
+		return !skb_linearize(skb);
+	need = max_t(u32, h->doff * 4, DLCP_DATA_HDR_LEN);
+	return pskb_may_pull(skb, min(need, skb->len));
+}
+
+static int dlcp_drop(struct net *net, struct sk_buff *skb,
+		     enum dlcp_mib_field why)
+{
+	DLCP_INC_STATS(net, why);
+	kfree_skb(skb);
+	return 0;
+}
+
+/* IP protocol handler, softirq context. */
+int dlcp_rcv(struct sk_buff *skb)
+{
+	struct net *net = dev_net(skb->dev);
+	enum dlcp_drop_reason reason;
+	const struct dlcp_hdr *h;
+	struct dlcp_sock *dsk;
+	struct sock *sk;
+
+	DLCP_INC_STATS(net, DLCP_MIB_IN_PKTS);
+	if (skb->pkt_type != PACKET_HOST)
+		return dlcp_drop(net, skb, DLCP_MIB_DROP_MISMATCH);
+	if (skb->len < DLCP_HDR_LEN)
+		return dlcp_drop(net, skb, DLCP_MIB_DROP_SHORT);
+	if (!dlcp_pull_hdr(skb))
+		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOMEM);
+	reason = dlcp_wire_check(skb->data, skb->len,
+				 READ_ONCE(dlcp_pernet(net)->max_msg_size));
+	if (reason != DLCP_DROP_NONE)
+		return dlcp_drop(net, skb, (enum dlcp_mib_field)reason);
+	if (skb_checksum_init(skb, dlcp_ipproto, inet_compute_pseudo) ||
+	    skb_checksum_complete(skb))
+		return dlcp_drop(net, skb, DLCP_MIB_CSUM_ERRORS);
+
+	h = (const struct dlcp_hdr *)skb->data;
+	rcu_read_lock();
+	sk = dlcp_lookup(net, ip_hdr(skb)->daddr, h->dest);
+	rcu_read_unlock();
+	if (!sk)
+		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOSOCKET);
+
+	dsk = dlcp_sk(sk);
+	spin_lock(&dsk->lock);
+	if (dsk->dead) {
+		DLCP_INC_STATS(net, DLCP_MIB_DROP_CLOSED);
+		goto unlock;
+	}
+	switch (dlcp_wire_type(h)) {
+	case DLCP_T_DATA:
+		dlcp_in_data(sk, skb);
+		break;
+	case DLCP_T_REPORT:
+		DLCP_INC_STATS(net, DLCP_MIB_REPORTS_RCVD);
+		dlcp_out_report(sk, skb);
+		break;
+	case DLCP_T_STOP:
+		DLCP_INC_STATS(net, DLCP_MIB_STOPS_RCVD);
+		dlcp_out_stop(sk, skb);
+		break;
+	case DLCP_T_PROBE:
+		DLCP_INC_STATS(net, DLCP_MIB_PROBES_RCVD);
+		dlcp_in_probe(sk, skb);
+		break;
+	case DLCP_T_ABORT:
+		DLCP_INC_STATS(net, DLCP_MIB_ABORTS_RCVD);
+		dlcp_in_abort(sk, skb);
+		break;
+	}
+unlock:
+	spin_unlock(&dsk->lock);
+	sock_put(sk);
+	consume_skb(skb);
+	return 0;
+}
+
+/* ICMP errors: nothing to do until path MTU discovery is implemented. */
+int dlcp_err(struct sk_buff *skb, u32 info)
+{
+	return 0;
+}
+
+/*
+ * Guard timer work for the receiver: free messages without progress and
+ * zombies older than msg_timeout_ms. Returns true while any remain.
+ */
+bool dlcp_in_timeout(struct sock *sk, unsigned long now)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
+	unsigned long timeout = msecs_to_jiffies(READ_ONCE(dn->msg_timeout_ms));
+	struct dlcp_in_msg *m;
+	struct hlist_node *tmp;
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++) {
+		hlist_for_each_entry_safe(m, tmp, &dsk->in_hash[i], hnode) {
+			if (time_before(now, m->last_active + timeout))
+				continue;
+			if (!m->delivered)
+				DLCP_INC_STATS(sock_net(sk),
+					       DLCP_MIB_IN_MSGS_TIMEOUT);
+			dlcp_in_free(sk, m);
+		}
+	}
+	return dsk->nr_in_msgs;
+}
+
+void dlcp_in_purge(struct sock *sk)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_in_msg *m;
+	struct hlist_node *tmp;
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++)
+		hlist_for_each_entry_safe(m, tmp, &dsk->in_hash[i], hnode)
+			dlcp_in_free(sk, m);
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP: a loss-tolerant, order-independent message transport for
+ * distributed deep-learning training.
+ *
+ * This file registers the protocol: the IP protocol handler, the
+ * SOCK_DLCP (SOCK_RDM) entry of AF_INET, and the per-network-namespace
+ * state (counters, sysctls, /proc files).
+ */
+#include <linux/module.h>
+#include <linux/init.h>
+#include <net/protocol.h>
+#include <net/inet_common.h>
+#include <net/net_namespace.h>
+#include "dlcp_impl.h"
+
+int dlcp_ipproto = IPPROTO_DLCP;
+module_param_named(ipproto, dlcp_ipproto, int, 0444);
+MODULE_PARM_DESC(ipproto,
+		 "IP protocol number of DLCP (default 253, RFC 3692 experimental)");
+
+unsigned int dlcp_net_id __read_mostly;
+
+static struct net_protocol dlcp_protocol = {
+	.handler	= dlcp_rcv,
+	.err_handler	= dlcp_err,
+	.no_policy	= 1,
+};
+
+static struct inet_protosw dlcp_protosw = {
+	.type		= SOCK_DLCP,
+	.protocol	= IPPROTO_DLCP,
+	.prot		= &dlcp_prot,
+	.ops		= &dlcp_inet_ops,
+	.flags		= 0,
+};
+
+static int __net_init dlcp_net_init(struct net *net)
+{
+	struct dlcp_net *dn = dlcp_pernet(net);
+	int err;
+
+	dn->max_msg_size = 64 << 20;
+	dn->loss_budget_ppm = 0;
+	dn->rmem = 128 << 20;
+	dn->wmem = 128 << 20;
+	dn->rto_min_ms = 10;
+	dn->msg_timeout_ms = 10000;
+	dn->init_cwnd = 32;
+	dn->max_cwnd = 512;
+	dn->ack_every = 4;
+
+	dn->mib = alloc_percpu(struct dlcp_mib);
+	if (!dn->mib)
+		return -ENOMEM;
+	err = dlcp_sysctl_register(net);
+	if (err)
+		goto free_mib;
+	err = dlcp_proc_init(net);
+	if (err)
+		goto unreg_sysctl;
+	return 0;
+
+unreg_sysctl:
+	dlcp_sysctl_unregister(net);
+free_mib:
+	free_percpu(dn->mib);
+	return err;
+}
+
+static void __net_exit dlcp_net_exit(struct net *net)
+{
+	struct dlcp_net *dn = dlcp_pernet(net);
+
+	dlcp_proc_exit(net);
+	dlcp_sysctl_unregister(net);
+	free_percpu(dn->mib);
+}
+
+static struct pernet_operations dlcp_net_ops = {
+	.init	= dlcp_net_init,
+	.exit	= dlcp_net_exit,
+	.id	= &dlcp_net_id,
+	.size	= sizeof(struct dlcp_net),
+};
+
+static int __init dlcp_init(void)
+{
+	int err;
+
+	if (dlcp_ipproto <= 0 || dlcp_ipproto >= IPPROTO_MAX ||
+	    dlcp_ipproto == IPPROTO_RAW) {
+		pr_err("dlcp: invalid ipproto %d\n", dlcp_ipproto);
+		return -EINVAL;
+	}
+	dlcp_protosw.protocol = dlcp_ipproto;
+
+	err = proto_register(&dlcp_prot, 1);
+	if (err)
+		return err;
+	err = register_pernet_subsys(&dlcp_net_ops);
+	if (err)
+		goto unreg_proto;
+	err = inet_add_protocol(&dlcp_protocol, dlcp_ipproto);
+	if (err) {
+		pr_err("dlcp: IP protocol %d is in use\n", dlcp_ipproto);
+		err = -EBUSY;
+		goto unreg_pernet;
+	}
+	inet_register_protosw(&dlcp_protosw);
+	pr_info("dlcp: registered, IP protocol %d\n", dlcp_ipproto);
+	return 0;
+
+unreg_pernet:
+	unregister_pernet_subsys(&dlcp_net_ops);
+unreg_proto:
+	proto_unregister(&dlcp_prot);
+	return err;
+}
+
+static void __exit dlcp_exit(void)
+{
+	inet_unregister_protosw(&dlcp_protosw);
+	inet_del_protocol(&dlcp_protocol, dlcp_ipproto);
+	/* inet_del_protocol() waited for receivers still in dlcp_rcv() */
+	unregister_pernet_subsys(&dlcp_net_ops);
+	proto_unregister(&dlcp_prot);
+}
+
+module_init(dlcp_init);
+module_exit(dlcp_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("DLCP developers");
+MODULE_DESCRIPTION("DLCP: loss-tolerant message transport for deep-learning training");
+MODULE_ALIAS_NET_PF_PROTO_TYPE(PF_INET, IPPROTO_DLCP, SOCK_DLCP);

@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The DLCP sender: segmentation, transmission, the window and pacing, and
+ * the reaction to the receiver's REPORT and STOP packets.
+ *
+ * A message is cut into segments of seg_size payload bytes (whole elements,
+ * fitting the route MTU); each segment is a self-describing DATA packet.
+ * Every transmitted segment gets an entry in the socket's flight ring until
+ * a REPORT resolves it: acknowledged (outside every gap of the report), or
+ * lost (inside a gap, and sent longer ago than the reordering window, so
+ * that a packet merely overtaken on another path is not resent at once).
+ * Lost segments are retransmitted before new ones. The guard timer
+ * (dlcp_timer.c) presumes entries older than the retransmission timeout
+ * lost, and PROBEs a message whose reports stopped coming.
+ *
+ * Window: the number of unresolved segments of the socket is limited by
+ * cwnd: additive increase of one segment per window acknowledged, halved
+ * at most once per round trip when losses are reported. Transmissions are
+ * paced at twice cwnd per smoothed round trip. This is deliberately simple;
+ * the congestion control of the priority work replaces it.
+ */
+#include <linux/slab.h>
+#include <net/checksum.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/sock.h>
+#include "dlcp_impl.h"
+
+#define DLCP_CWND_MIN	4
+
+/* Route @m to its destination: sets saddr, dst and seg_size. */
+int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m)
+{
+	struct inet_sock *inet = inet_sk(sk);
+	struct flowi4 fl4;
+	struct rtable *rt;
+	u32 mtu;
+
+	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, m->daddr,
+				   inet->inet_saddr, m->dport, inet->inet_sport,
+				   dlcp_ipproto, RT_CONN_FLAGS(sk),
+				   sk->sk_bound_dev_if);
+	if (IS_ERR(rt)) {
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
+		return PTR_ERR(rt);
+	}
+	if (rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)) {
+		ip_rt_put(rt);
+		return -EACCES;
+	}
+	mtu = clamp_t(u32, dst_mtu(&rt->dst), 576, IP_MAX_MTU);
+	m->saddr = fl4.saddr;
+	m->dst = &rt->dst;
+	m->seg_size = mtu - sizeof(struct iphdr) - DLCP_DATA_HDR_LEN;
+	return 0;
+}
+
+/* Revalidate a message's cached route; false if none can be had now. */
+static bool dlcp_out_dst_ok(struct sock *sk, struct dlcp_out_msg *m)
+{
+	struct dst_entry *dst = m->dst;
+	u32 seg_size = m->seg_size;
+
+	if (dst && (!dst->obsolete || dst_check(dst, 0)))
+		return true;
+	dst_release(dst);
+	m->dst = NULL;
+	if (dlcp_out_route(sk, m)) {
+		m->dst = NULL;
+		return false;
+	}
+	/* segment boundaries are fixed for the life of the message */
+	m->seg_size = seg_size;
+	return true;
+}
+
+void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
+		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
+		   u8 prio)
+{
+	h->source = sport;
+	h->dest = dport;
+	h->ver_type = (DLCP_VERSION << 4) | type;
+	h->flags = flags;
+	h->doff = dlcp_wire_min_hdr(type) / 4;
+	h->prio = prio;
+	h->len = htons(len);
+	h->check = 0;
+	h->msg_id = htonl(msg_id);
+	h->msg_len = htonl(msg_len);
+}
+
+struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
+{
+	struct sk_buff *skb;
+
+	skb = alloc_skb(MAX_HEADER + sizeof(struct iphdr) + hlen, gfp);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, MAX_HEADER + sizeof(struct iphdr));
+	skb_reset_transport_header(skb);
+	memset(skb_put(skb, hlen), 0, hlen);
+	return skb;
+}
+
+/*
+ * Checksum the DLCP packet in @skb (linear, transport header at data),
+ * add the IP header and send it over @dst (a reference is taken).
+ */
+static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
+			 struct dst_entry *dst, __be32 saddr, __be32 daddr)
+{
+	struct net *net = sock_net(sk);
+	struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
+	struct inet_sock *inet = inet_sk(sk);
+	struct iphdr *iph;
+	int ttl, err;
+
+	h->check = csum_tcpudp_magic(saddr, daddr, skb->len, dlcp_ipproto,
+				     csum_partial(skb->data, skb->len, 0));
+
+	skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = 4;
+	iph->ihl = 5;
+	iph->tos = inet->tos;
+	iph->frag_off = htons(IP_DF);
+	ttl = inet->uc_ttl;
+	iph->ttl = ttl < 0 ? ip4_dst_hoplimit(dst) : ttl;
+	iph->protocol = dlcp_ipproto;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	iph->tot_len = htons(skb->len);
+	skb->protocol = htons(ETH_P_IP);
+	skb->priority = READ_ONCE(sk->sk_priority);
+	skb->mark = READ_ONCE(sk->sk_mark);
+	skb_dst_set(skb, dst_clone(dst));
+	ip_select_ident(net, skb, NULL);
+	skb_set_owner_w(skb, sk);
+
+	err = ip_local_out(net, sk, skb);
+	if (unlikely(net_xmit_eval(err))) {
+		DLCP_INC_STATS(net, DLCP_MIB_OUT_ERRORS);
+		return net_xmit_errno(err);
+	}
+	DLCP_INC_STATS(net, DLCP_MIB_OUT_PKTS);
+	return 0;
+}
+
+/* Send a control packet (REPORT, STOP, PROBE, ABORT) from @saddr. */
+int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
+		  __be32 daddr)
+{
+	const struct dlcp_hdr *h = (const struct dlcp_hdr *)skb->data;
+	struct flowi4 fl4;
+	struct rtable *rt;
+	int err;
+
+	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, daddr, saddr,
+				   h->dest, h->source, dlcp_ipproto,
+				   RT_CONN_FLAGS(sk), sk->sk_bound_dev_if);
+	if (IS_ERR(rt)) {
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
+		kfree_skb(skb);
+		return PTR_ERR(rt);
+	}
+	err = dlcp_xmit_skb(sk, skb, &rt->dst, fl4.saddr, daddr);
+	ip_rt_put(rt);
+	return err;
+}
+
+/* Send PROBE or ABORT for @m. */
+static void dlcp_out_send_probe(struct sock *sk, struct dlcp_out_msg *m,
+				unsigned int type)
+{
+	struct dlcp_probe_hdr *p;
+	struct sk_buff *skb;
+
+	skb = dlcp_alloc_ctl(DLCP_PROBE_HDR_LEN, GFP_ATOMIC);
+	if (!skb)
+		return;
+	p = (struct dlcp_probe_hdr *)skb->data;
+	dlcp_fill_hdr(&p->common, type, inet_sk(sk)->inet_sport, m->dport,
+		      m->id, m->len, DLCP_PROBE_HDR_LEN, 0, 0);
+	p->sent = htonl(min_t(u64, (u64)m->next_new * m->seg_size, m->len));
+	p->tsval = htonl(dlcp_now_us());
+	dlcp_xmit_ctl(sk, skb, m->saddr, m->daddr);
+	DLCP_INC_STATS(sock_net(sk), type == DLCP_T_PROBE ?
+		       DLCP_MIB_PROBES_SENT : DLCP_MIB_ABORTS_SENT);
+}
+
+static u32 dlcp_seg_len(const struct dlcp_out_msg *m, u32 seg)
+{
+	u32 off = seg * m->seg_size;
+
+	return min(m->seg_size, m->len - off);
+}
+
+/* Build and send segment @seg of @m. */
+static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
+			     u8 flags)
+{
+	u32 off = seg * m->seg_size, plen = dlcp_seg_len(m, seg);
+	u32 len = DLCP_DATA_HDR_LEN + plen;
+	struct dlcp_data_hdr *d;
+	struct sk_buff *skb;
+
+	if (!dlcp_out_dst_ok(sk, m))
+		return -EHOSTUNREACH;
+	skb = alloc_skb(MAX_HEADER + sizeof(struct iphdr) + len, GFP_ATOMIC);
+	if (!skb)
+		return -ENOBUFS;
+	skb_reserve(skb, MAX_HEADER + sizeof(struct iphdr));
+	skb_reset_transport_header(skb);
+	d = skb_put(skb, len);
+	dlcp_fill_hdr(&d->common, DLCP_T_DATA, inet_sk(sk)->inet_sport,
+		      m->dport, m->id, m->len, len, flags, m->meta.prio);
+	d->offset = htonl(off);
+	d->tensor_id = htonl(m->meta.tensor_id);
+	d->iteration = htonl(m->meta.iteration);
+	d->budget_ppm = htonl(m->meta.budget_ppm);
+	d->layer = htons(m->meta.layer);
+	d->dtype = m->meta.dtype;
+	d->reserved = 0;
+	d->msg_flags = htons(m->meta.flags);
+	d->reserved2 = 0;
+	d->tsval = htonl(dlcp_now_us());
+	dlcp_buf_to_skb(&m->buf, off, plen, d + 1);
+	return dlcp_xmit_skb(sk, skb, m->dst, m->saddr, m->daddr);
+}
+
+static struct dlcp_flight *dlcp_flight_at(struct dlcp_sock *dsk, u32 i)
+{
+	return &dsk->flight[(dsk->flight_head + i) % dsk->flight_cap];
+}
+
+/* Drop resolved entries from the head; compact the ring when it is full. */
+static void dlcp_flight_tidy(struct dlcp_sock *dsk)
+{
+	u32 i, n = 0;
+
+	while (dsk->flight_len && !dlcp_flight_at(dsk, 0)->msg) {
+		dsk->flight_head = (dsk->flight_head + 1) % dsk->flight_cap;
+		dsk->flight_len--;
+	}
+	if (dsk->flight_len < dsk->flight_cap)
+		return;
+	for (i = 0; i < dsk->flight_len; i++) {
+		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
+
+		if (f->msg)
+			*dlcp_flight_at(dsk, n++) = *f;
+	}
+	dsk->flight_len = n;
+}
+
+static void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)
+{
+	f->msg->inflight--;
+	f->msg = NULL;
+	dsk->flight_live--;
+}
+
+static void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state)
+{
+	u8 old = m->seg[seg];
+
+	if (old == state)
+		return;
+	if (old == DLCP_SEG_LOST)
+		m->nr_lost--;
+	else if (old == DLCP_SEG_ACKED)
+		m->nr_acked--;
+	if (state == DLCP_SEG_LOST) {
+		m->nr_lost++;
+		m->lost_hint = min(m->lost_hint, seg);
+	} else if (state == DLCP_SEG_ACKED) {
+		m->nr_acked++;
+	}
+	m->seg[seg] = state;
+}
+
+/* Next segment of @m to send: a lost one first, then a new one. */
+static bool dlcp_out_next_seg(struct dlcp_out_msg *m, u32 *seg, bool *rtx)
+{
+	if (m->nr_lost) {
+		while (m->lost_hint < m->nsegs &&
+		       m->seg[m->lost_hint] != DLCP_SEG_LOST)
+			m->lost_hint++;
+		if (!WARN_ON_ONCE(m->lost_hint >= m->nsegs)) {
+			*seg = m->lost_hint;
+			*rtx = true;
+			return true;
+		}
+	}
+	if (m->next_new < m->nsegs) {
+		*seg = m->next_new;
+		*rtx = false;
+		return true;
+	}
+	return false;
+}
+
+static u64 dlcp_pace_interval_ns(const struct dlcp_sock *dsk)
+{
+	if (!dsk->srtt_us)
+		return 0;
+	return div_u64((u64)dsk->srtt_us * NSEC_PER_USEC, 2 * dsk->cwnd);
+}
+
+/*
+ * Transmit what the window and the pacing allow. Called with dsk->lock
+ * held, from sendmsg, the receive path and the timers.
+ */
+void dlcp_out_push(struct sock *sk)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct net *net = sock_net(sk);
+	u64 interval = dlcp_pace_interval_ns(dsk);
+	struct dlcp_out_msg *m;
+
+	if (dsk->dead || list_empty(&dsk->out_msgs))
+		return;
+	if (!dsk->flight) {
+		u32 cap = READ_ONCE(dlcp_pernet(net)->max_cwnd);
+
+		dsk->flight = kvcalloc(cap, sizeof(*dsk->flight), GFP_ATOMIC);
+		if (!dsk->flight)
+			return;		/* the guard timer retries */
+		dsk->flight_cap = cap;
+	}
+
+	list_for_each_entry(m, &dsk->out_msgs, node) {
+		u32 seg;
+		bool rtx;
+
+		while (dsk->flight_live < min(dsk->cwnd, dsk->flight_cap) &&
+		       dlcp_out_next_seg(m, &seg, &rtx)) {
+			u64 now = ktime_get_ns();
+			struct dlcp_flight *f;
+			u8 flags = 0;
+
+			if (interval && dsk->next_xmit_ns > now + 2 * interval) {
+				dlcp_pacer_arm(sk, dsk->next_xmit_ns);
+				return;
+			}
+			dlcp_flight_tidy(dsk);
+			if (rtx)
+				flags |= DLCP_HF_RETRANS;
+			if (seg == m->nsegs - 1)
+				flags |= DLCP_HF_ACKREQ | (rtx ? 0 : DLCP_HF_LAST);
+			if (dlcp_out_send_seg(sk, m, seg, flags))
+				break;	/* no route or memory: the guard retries */
+			DLCP_INC_STATS(net, DLCP_MIB_OUT_DATA_PKTS);
+			if (rtx)
+				DLCP_INC_STATS(net, DLCP_MIB_RETRANS_PKTS);
+			else if (!m->next_new++)
+				m->last_heard = jiffies;
+			dlcp_seg_set(m, seg, DLCP_SEG_INFLIGHT);
+			f = dlcp_flight_at(dsk, dsk->flight_len++);
+			f->msg = m;
+			f->seg = seg;
+			f->sent_us = dlcp_now_us();
+			m->inflight++;
+			dsk->flight_live++;
+			dsk->next_xmit_ns = max(dsk->next_xmit_ns, now) + interval;
+		}
+	}
+}
+
+/* Free @m, which must be off every list but dsk->out_msgs. */
+void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	u32 i;
+
+	for (i = 0; m->inflight && i < dsk->flight_len; i++) {
+		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
+
+		if (f->msg == m)
+			dlcp_flight_resolve(dsk, f);
+	}
+	dlcp_flight_tidy(dsk);
+	list_del(&m->node);
+	dsk->nr_out_msgs--;
+	dsk->snd_mem -= m->len;
+	dst_release(m->dst);
+	dlcp_buf_free(&m->buf);
+	kvfree(m->seg);
+	kfree(m);
+}
+
+static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
+					  const struct dlcp_hdr *h,
+					  __be32 saddr)
+{
+	u32 id = ntohl(h->msg_id);
+	struct dlcp_out_msg *m;
+
+	list_for_each_entry(m, &dsk->out_msgs, node)
+		if (m->id == id && m->dport == h->source && m->daddr == saddr &&
+		    m->len == ntohl(h->msg_len))
+			return m;
+	return NULL;
+}
+
+u32 dlcp_out_rto_us(const struct dlcp_sock *dsk)
+{
+	u32 rto_min = READ_ONCE(dlcp_pernet(sock_net(&dsk->inet.sk))->rto_min_ms)
+		      * USEC_PER_MSEC;
+
+	if (!dsk->srtt_us)
+		return max_t(u32, rto_min, 200 * USEC_PER_MSEC);
+	return max(rto_min, dsk->srtt_us + 4 * dsk->rttvar_us);
+}
+
+static void dlcp_rtt_sample(struct dlcp_sock *dsk, u32 tsecr)
+{
+	s32 rtt = (s32)(dlcp_now_us() - tsecr);
+
+	if (!tsecr || rtt <= 0 || rtt > 60 * USEC_PER_SEC)
+		return;
+	if (!dsk->srtt_us) {
+		dsk->srtt_us = rtt;
+		dsk->rttvar_us = rtt / 2;
+	} else {
+		s32 err = rtt - (s32)dsk->srtt_us;
+
+		dsk->srtt_us += err / 8;
+		dsk->rttvar_us += (abs(err) - (s32)dsk->rttvar_us) / 4;
+	}
+	dsk->srtt_us = max_t(u32, dsk->srtt_us, 1);
+}
+
+static void dlcp_cwnd_on_ack(struct sock *sk, u32 acked)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	u32 max = min_t(u32, READ_ONCE(dlcp_pernet(sock_net(sk))->max_cwnd),
+			dsk->flight_cap);
+
+	dsk->cwnd_cnt += acked;
+	if (dsk->cwnd_cnt >= dsk->cwnd) {
+		dsk->cwnd_cnt -= dsk->cwnd;
+		if (dsk->cwnd < max)
+			dsk->cwnd++;
+	}
+}
+
+static void dlcp_cwnd_on_loss(struct dlcp_sock *dsk, u32 sent_us)
+{
+	if ((s32)(sent_us - dsk->recover_us) < 0)
+		return;		/* already reacted to this round trip */
+	dsk->cwnd = max_t(u32, dsk->cwnd / 2, DLCP_CWND_MIN);
+	dsk->cwnd_cnt = 0;
+	dsk->recover_us = dlcp_now_us();
+}
+
+/* Is byte range [s, e) disjoint from every gap in @g[0..n)? */
+static bool dlcp_gaps_miss(const struct dlcp_wire_range *g, u32 n, u32 s,
+			   u32 e)
+{
+	u32 lo = 0, hi = n;
+
+	/* first gap whose end is > s */
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (ntohl(g[mid].end) <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == n || ntohl(g[lo].start) >= e;
+}
+
+/*
+ * A PROBE was answered: the report is authoritative for every segment
+ * below scan_end, including ones resolved before (the receiver may have
+ * freed a message it could not complete).
+ */
+static void dlcp_out_resync(struct dlcp_out_msg *m,
+			    const struct dlcp_wire_range *g, u32 n,
+			    u32 scan_end)
+{
+	u32 seg;
+
+	for (seg = 0; seg < m->nsegs; seg++) {
+		u32 s = seg * m->seg_size, e = s + dlcp_seg_len(m, seg);
+
+		if (e > scan_end)
+			break;
+		if (m->seg[seg] == DLCP_SEG_INFLIGHT)
+			continue;
+		if (m->seg[seg] == DLCP_SEG_NEW)
+			continue;
+		dlcp_seg_set(m, seg, dlcp_gaps_miss(g, n, s, e) ?
+			     DLCP_SEG_ACKED : DLCP_SEG_LOST);
+	}
+}
+
+/* A REPORT arrived for one of our messages (skb is linear, validated). */
+void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
+{
+	const struct dlcp_report_hdr *r = (const void *)skb->data;
+	const struct dlcp_wire_range *g = (const void *)(skb->data +
+							 r->common.doff * 4);
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct net *net = sock_net(sk);
+	u32 n = ntohs(r->ngaps), scan_end = ntohl(r->scan_end);
+	u32 i, acked = 0, now = dlcp_now_us(), reorder;
+	struct dlcp_out_msg *m;
+
+	m = dlcp_out_find(dsk, &r->common, ip_hdr(skb)->saddr);
+	if (!m) {
+		DLCP_INC_STATS(net, DLCP_MIB_DROP_UNKNOWN_MSG);
+		return;
+	}
+	dlcp_rtt_sample(dsk, ntohl(r->tsecr));
+	m->last_heard = jiffies;
+	m->probes = 0;
+	reorder = dsk->srtt_us / 4 + 1000;
+
+	for (i = 0; m->inflight && i < dsk->flight_len; i++) {
+		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
+		u32 s, e;
+
+		if (f->msg != m)
+			continue;
+		s = f->seg * m->seg_size;
+		e = s + dlcp_seg_len(m, f->seg);
+		if (e > scan_end)
+			continue;
+		if (dlcp_gaps_miss(g, n, s, e)) {
+			dlcp_seg_set(m, f->seg, DLCP_SEG_ACKED);
+			acked++;
+		} else if ((s32)(now - f->sent_us) > (s32)reorder) {
+			dlcp_seg_set(m, f->seg, DLCP_SEG_LOST);
+			DLCP_INC_STATS(net, DLCP_MIB_RETRANS_REPORTED);
+			dlcp_cwnd_on_loss(dsk, f->sent_us);
+		} else {
+			continue;
+		}
+		dlcp_flight_resolve(dsk, f);
+	}
+	dlcp_flight_tidy(dsk);
+	if (r->rflags & DLCP_RF_PROBED)
+		dlcp_out_resync(m, g, n, scan_end);
+	if (acked)
+		dlcp_cwnd_on_ack(sk, acked);
+	dlcp_out_push(sk);
+}
+
+/* A STOP arrived: the receiver delivered the message. */
+void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
+{
+	const struct dlcp_stop_hdr *st = (const void *)skb->data;
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_out_msg *m;
+
+	m = dlcp_out_find(dsk, &st->common, ip_hdr(skb)->saddr);
+	if (!m) {
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_DROP_UNKNOWN_MSG);
+		return;
+	}
+	dlcp_rtt_sample(dsk, ntohl(st->tsecr));
+	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS_DONE);
+	dlcp_out_free_msg(sk, m);
+	sk->sk_write_space(sk);
+	dlcp_out_push(sk);
+}
+
+/*
+ * Guard timer work for the sender: presume entries older than the RTO
+ * lost, probe messages that went quiet, give up on silent ones. Returns
+ * true while outgoing messages remain.
+ */
+bool dlcp_out_timeout(struct sock *sk, unsigned long now)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct net *net = sock_net(sk);
+	u32 rto = dlcp_out_rto_us(dsk), now_us = dlcp_now_us(), i;
+	struct dlcp_net *dn = dlcp_pernet(net);
+	unsigned long give_up = msecs_to_jiffies(READ_ONCE(dn->msg_timeout_ms));
+	struct dlcp_out_msg *m, *tmp;
+	bool timed_out = false;
+
+	for (i = 0; i < dsk->flight_len; i++) {
+		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
+
+		if (!f->msg || (s32)(now_us - f->sent_us) < (s32)rto)
+			continue;
+		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
+		DLCP_INC_STATS(net, DLCP_MIB_RETRANS_TIMEOUT);
+		dlcp_flight_resolve(dsk, f);
+		timed_out = true;
+	}
+	dlcp_flight_tidy(dsk);
+	if (timed_out) {
+		dsk->cwnd = max_t(u32, dsk->cwnd / 2, DLCP_CWND_MIN);
+		dsk->recover_us = now_us;
+	}
+
+	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
+		unsigned long quiet = now - m->last_heard;
+
+		if (m->next_new && time_after_eq(now, m->last_heard + give_up)) {
+			DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_FAILED);
+			dlcp_out_send_probe(sk, m, DLCP_T_ABORT);
+			dlcp_out_free_msg(sk, m);
+			sk->sk_write_space(sk);
+			continue;
+		}
+		/* quiet for an RTO, backing off: ask what arrived */
+		if (m->next_new == m->nsegs && !m->inflight && !m->nr_lost &&
+		    jiffies_to_usecs(quiet) >= (u64)rto << min(m->probes, 6U)) {
+			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+			m->probes++;
+		}
+	}
+	dlcp_out_push(sk);
+	return !list_empty(&dsk->out_msgs);
+}
+
+/* Socket closing: abort unfinished messages, free everything. */
+void dlcp_out_purge(struct sock *sk)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_out_msg *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
+		dlcp_out_send_probe(sk, m, DLCP_T_ABORT);
+		dlcp_out_free_msg(sk, m);
+	}
+}

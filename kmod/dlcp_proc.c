@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /proc/net/dlcp/snmp: the per-namespace counters, one "Name value" line
+ * each, in the format of /proc/net/sctp/snmp.
+ */
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <net/net_namespace.h>
+#include "dlcp_impl.h"
+
+const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
+	[DLCP_MIB_DROP_SHORT]		= "DlcpDropShort",
+	[DLCP_MIB_DROP_VERSION]		= "DlcpDropVersion",
+	[DLCP_MIB_DROP_TYPE]		= "DlcpDropType",
+	[DLCP_MIB_DROP_HDRLEN]		= "DlcpDropHdrLen",
+	[DLCP_MIB_DROP_LEN]		= "DlcpDropLen",
+	[DLCP_MIB_DROP_FLAGS]		= "DlcpDropFlags",
+	[DLCP_MIB_DROP_MSGLEN]		= "DlcpDropMsgLen",
+	[DLCP_MIB_DROP_OFFSET]		= "DlcpDropOffset",
+	[DLCP_MIB_DROP_GAPS]		= "DlcpDropGaps",
+	[DLCP_MIB_DROP_FIELD]		= "DlcpDropField",
+	[DLCP_MIB_CSUM_ERRORS]		= "DlcpInCsumErrors",
+	[DLCP_MIB_DROP_NOSOCKET]	= "DlcpDropNoSocket",
+	[DLCP_MIB_DROP_RCVMEM]		= "DlcpDropRcvMem",
+	[DLCP_MIB_DROP_NOMEM]		= "DlcpDropNoMem",
+	[DLCP_MIB_DROP_RANGES]		= "DlcpDropRanges",
+	[DLCP_MIB_DROP_CLOSED]		= "DlcpDropClosed",
+	[DLCP_MIB_DROP_MISMATCH]	= "DlcpDropMismatch",
+	[DLCP_MIB_DROP_UNKNOWN_MSG]	= "DlcpDropUnknownMsg",
+	[DLCP_MIB_IN_PKTS]		= "DlcpInPkts",
+	[DLCP_MIB_OUT_PKTS]		= "DlcpOutPkts",
+	[DLCP_MIB_IN_DATA_PKTS]		= "DlcpInDataPkts",
+	[DLCP_MIB_OUT_DATA_PKTS]	= "DlcpOutDataPkts",
+	[DLCP_MIB_IN_DUP_PKTS]		= "DlcpInDupPkts",
+	[DLCP_MIB_IN_LATE_PKTS]		= "DlcpInLatePkts",
+	[DLCP_MIB_RETRANS_PKTS]		= "DlcpRetransPkts",
+	[DLCP_MIB_RETRANS_REPORTED]	= "DlcpRetransReported",
+	[DLCP_MIB_RETRANS_TIMEOUT]	= "DlcpRetransTimeout",
+	[DLCP_MIB_OUT_MSGS]		= "DlcpOutMsgs",
+	[DLCP_MIB_OUT_MSGS_DONE]	= "DlcpOutMsgsDone",
+	[DLCP_MIB_OUT_MSGS_FAILED]	= "DlcpOutMsgsFailed",
+	[DLCP_MIB_IN_MSGS]		= "DlcpInMsgs",
+	[DLCP_MIB_IN_MSGS_EXACT]	= "DlcpInMsgsExact",
+	[DLCP_MIB_IN_MSGS_TIMEOUT]	= "DlcpInMsgsTimeout",
+	[DLCP_MIB_IN_MSGS_ABORTED]	= "DlcpInMsgsAborted",
+	[DLCP_MIB_REPORTS_SENT]		= "DlcpReportsSent",
+	[DLCP_MIB_REPORTS_RCVD]		= "DlcpReportsRcvd",
+	[DLCP_MIB_STOPS_SENT]		= "DlcpStopsSent",
+	[DLCP_MIB_STOPS_RCVD]		= "DlcpStopsRcvd",
+	[DLCP_MIB_PROBES_SENT]		= "DlcpProbesSent",
+	[DLCP_MIB_PROBES_RCVD]		= "DlcpProbesRcvd",
+	[DLCP_MIB_ABORTS_SENT]		= "DlcpAbortsSent",
+	[DLCP_MIB_ABORTS_RCVD]		= "DlcpAbortsRcvd",
+	[DLCP_MIB_OUT_NO_ROUTE]		= "DlcpOutNoRoute",
+	[DLCP_MIB_OUT_ERRORS]		= "DlcpOutErrors",
+};
+
+static int dlcp_snmp_show(struct seq_file *seq, void *v)
+{
+	struct net *net = seq_file_single_net(seq);
+	struct dlcp_net *dn = dlcp_pernet(net);
+	int i, cpu;
+
+	for (i = 0; i < __DLCP_MIB_MAX; i++) {
+		unsigned long sum = 0;
+
+		if (!dlcp_mib_names[i])
+			continue;
+		for_each_possible_cpu(cpu)
+			sum += per_cpu_ptr(dn->mib, cpu)->mibs[i];
+		seq_printf(seq, "%-32s%lu\n", dlcp_mib_names[i], sum);
+	}
+	return 0;
+}
+
+int dlcp_proc_init(struct net *net)
+{
+	struct proc_dir_entry *dir;
+
+	dir = proc_net_mkdir(net, "dlcp", net->proc_net);
+	if (!dir)
+		return -ENOMEM;
+	if (!proc_create_net_single("snmp", 0444, dir, dlcp_snmp_show, NULL)) {
+		remove_proc_subtree("dlcp", net->proc_net);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void dlcp_proc_exit(struct net *net)
+{
+	remove_proc_subtree("dlcp", net->proc_net);
+}

@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP socket calls: the port table, bind, connect, sendmsg, recvmsg,
+ * poll, socket options, control messages and close.
+ *
+ * DLCP sockets are connectionless message sockets (SOCK_RDM): one
+ * sendmsg() is one message, one recvmsg() returns one whole message. The
+ * socket lock (lock_sock) serialises bind, connect and setsockopt; the
+ * protocol state is under dlcp_sock.lock (see dlcp_impl.h).
+ */
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/poll.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <net/inet_common.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/sock.h>
+#include "dlcp_impl.h"
+
+#define DLCP_PORT_HASH_BITS	8
+
+/* Bound sockets by (netns, port); writers hold dlcp_port_lock, readers RCU */
+static struct hlist_head dlcp_port_hash[1 << DLCP_PORT_HASH_BITS];
+static DEFINE_SPINLOCK(dlcp_port_lock);
+
+static struct hlist_head *dlcp_port_bucket(const struct net *net, u16 port)
+{
+	return &dlcp_port_hash[hash_32(net_hash_mix(net) ^ port,
+				       DLCP_PORT_HASH_BITS)];
+}
+
+static bool dlcp_port_used(const struct net *net, u16 port)
+{
+	struct dlcp_sock *dsk;
+
+	hlist_for_each_entry(dsk, dlcp_port_bucket(net, port), port_node)
+		if (net_eq(sock_net(&dsk->inet.sk), net) &&
+		    dsk->inet.inet_num == port)
+			return true;
+	return false;
+}
+
+/* Bind @sk to @snum, or to a free ephemeral port if @snum is 0. */
+static int dlcp_get_port(struct sock *sk, unsigned short snum)
+{
+	struct net *net = sock_net(sk);
+	int low, high, remaining, err = 0;
+	u16 port;
+
+	spin_lock_bh(&dlcp_port_lock);
+	if (snum) {
+		if (dlcp_port_used(net, snum)) {
+			err = -EADDRINUSE;
+			goto out;
+		}
+		port = snum;
+	} else {
+		inet_get_local_port_range(net, &low, &high);
+		remaining = high - low + 1;
+		port = low + get_random_u32_below(remaining);
+		while (dlcp_port_used(net, port) ||
+		       inet_is_local_reserved_port(net, port)) {
+			if (--remaining <= 0) {
+				err = -EADDRINUSE;
+				goto out;
+			}
+			port = port >= high ? low : port + 1;
+		}
+	}
+	inet_sk(sk)->inet_num = port;
+	inet_sk(sk)->inet_sport = htons(port);
+	hlist_add_head_rcu(&dlcp_sk(sk)->port_node, dlcp_port_bucket(net, port));
+	sock_prot_inuse_add(net, sk->sk_prot, 1);
+out:
+	spin_unlock_bh(&dlcp_port_lock);
+	return err;
+}
+
+static void dlcp_unhash(struct sock *sk)
+{
+	spin_lock_bh(&dlcp_port_lock);
+	if (!hlist_unhashed(&dlcp_sk(sk)->port_node)) {
+		hlist_del_init_rcu(&dlcp_sk(sk)->port_node);
+		sock_prot_inuse_add(sock_net(sk), sk->sk_prot, -1);
+	}
+	spin_unlock_bh(&dlcp_port_lock);
+}
+
+static int dlcp_hash(struct sock *sk)
+{
+	return 0;	/* sockets are hashed by dlcp_get_port() */
+}
+
+/*
+ * Find the socket bound to @dport and @daddr (or the wildcard address).
+ * Called under RCU; returns a referenced socket or NULL.
+ */
+struct sock *dlcp_lookup(struct net *net, __be32 daddr, __be16 dport)
+{
+	u16 port = ntohs(dport);
+	struct dlcp_sock *dsk;
+
+	hlist_for_each_entry_rcu(dsk, dlcp_port_bucket(net, port), port_node) {
+		struct sock *sk = &dsk->inet.sk;
+
+		if (!net_eq(sock_net(sk), net) || dsk->inet.inet_num != port)
+			continue;
+		if (dsk->inet.inet_rcv_saddr &&
+		    dsk->inet.inet_rcv_saddr != daddr)
+			continue;
+		return refcount_inc_not_zero(&sk->sk_refcnt) ? sk : NULL;
+	}
+	return NULL;
+}
+
+u32 dlcp_rcvbuf_limit(const struct sock *sk)
+{
+	return max_t(u32, READ_ONCE(sk->sk_rcvbuf),
+		     READ_ONCE(dlcp_pernet(sock_net(sk))->rmem));
+}
+
+static u64 dlcp_sndbuf_limit(const struct sock *sk)
+{
+	return max_t(u32, READ_ONCE(sk->sk_sndbuf),
+		     READ_ONCE(dlcp_pernet(sock_net(sk))->wmem));
+}
+
+/* Validate a destination address from user space. */
+static int dlcp_check_sin(const struct sockaddr *uaddr, int len)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)uaddr;
+
+	if (len < (int)sizeof(sa_family_t))
+		return -EINVAL;
+	if (uaddr->sa_family != AF_INET)
+		return -EAFNOSUPPORT;
+	if (len < (int)sizeof(*sin))
+		return -EINVAL;
+	if (!sin->sin_port)
+		return -EINVAL;
+	return 0;
+}
+
+static int dlcp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)uaddr;
+	struct sock *sk = sock->sk;
+	struct net *net = sock_net(sk);
+	u16 snum;
+	int err;
+
+	if (len < (int)sizeof(sa_family_t))
+		return -EINVAL;
+	if (uaddr->sa_family != AF_INET)
+		return -EAFNOSUPPORT;
+	if (len < (int)sizeof(*sin))
+		return -EINVAL;
+	if (sin->sin_addr.s_addr != htonl(INADDR_ANY) &&
+	    inet_addr_type(net, sin->sin_addr.s_addr) != RTN_LOCAL &&
+	    !inet_sk(sk)->freebind)
+		return -EADDRNOTAVAIL;
+	snum = ntohs(sin->sin_port);
+	if (snum && inet_port_requires_bind_service(net, snum) &&
+	    !ns_capable(net->user_ns, CAP_NET_BIND_SERVICE))
+		return -EACCES;
+
+	lock_sock(sk);
+	err = -EINVAL;
+	if (inet_sk(sk)->inet_num)
+		goto out;
+	inet_sk(sk)->inet_rcv_saddr = sin->sin_addr.s_addr;
+	inet_sk(sk)->inet_saddr = sin->sin_addr.s_addr;
+	err = dlcp_get_port(sk, snum);
+	if (err) {
+		inet_sk(sk)->inet_rcv_saddr = 0;
+		inet_sk(sk)->inet_saddr = 0;
+	}
+out:
+	release_sock(sk);
+	return err;
+}
+
+static int dlcp_autobind(struct sock *sk)
+{
+	int err = 0;
+
+	lock_sock(sk);
+	if (!inet_sk(sk)->inet_num)
+		err = dlcp_get_port(sk, 0);
+	release_sock(sk);
+	return err;
+}
+
+static int dlcp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
+			int flags)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)uaddr;
+	struct sock *sk = sock->sk;
+	struct inet_sock *inet = inet_sk(sk);
+	struct flowi4 fl4;
+	struct rtable *rt;
+	int err;
+
+	if (len >= (int)sizeof(sa_family_t) && uaddr->sa_family == AF_UNSPEC) {
+		lock_sock(sk);
+		inet->inet_daddr = 0;
+		inet->inet_dport = 0;
+		sk->sk_state = TCP_CLOSE;
+		release_sock(sk);
+		return 0;
+	}
+	err = dlcp_check_sin(uaddr, len);
+	if (err)
+		return err;
+	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, sin->sin_addr.s_addr,
+				   inet->inet_saddr, sin->sin_port,
+				   inet->inet_sport, dlcp_ipproto,
+				   RT_CONN_FLAGS(sk), sk->sk_bound_dev_if);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	if (rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)) {
+		ip_rt_put(rt);
+		return -EACCES;
+	}
+	ip_rt_put(rt);
+	err = dlcp_autobind(sk);
+	if (err)
+		return err;
+	lock_sock(sk);
+	inet->inet_daddr = sin->sin_addr.s_addr;
+	inet->inet_dport = sin->sin_port;
+	sk->sk_state = TCP_ESTABLISHED;
+	release_sock(sk);
+	return 0;
+}
+
+static unsigned int dlcp_dtype_size(unsigned int dtype)
+{
+	switch (dtype) {
+	case DLCP_DTYPE_FP32:
+	case DLCP_DTYPE_INT32:
+		return 4;
+	case DLCP_DTYPE_FP16:
+	case DLCP_DTYPE_BF16:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
+static bool dlcp_send_info_valid(const struct dlcp_send_info *si)
+{
+	return !(si->flags & ~DLCP_MSG_FLAGS_SEND) && !si->reserved0 &&
+	       !si->reserved1 && !si->reserved[0] && !si->reserved[1] &&
+	       si->dtype < __DLCP_DTYPE_MAX &&
+	       (!(si->flags & DLCP_MSG_HAS_BUDGET) ||
+		si->loss_budget_ppm <= DLCP_PPM_MAX);
+}
+
+/* Parse the control messages of sendmsg() into @meta. */
+static int dlcp_parse_cmsgs(struct sock *sk, struct msghdr *msg,
+			    struct dlcp_meta *meta)
+{
+	struct cmsghdr *cmsg;
+
+	for_each_cmsghdr(cmsg, msg) {
+		struct dlcp_send_info si;
+
+		if (!CMSG_OK(msg, cmsg))
+			return -EINVAL;
+		if (cmsg->cmsg_level != SOL_DLCP)
+			return -EINVAL;
+		switch (cmsg->cmsg_type) {
+		case DLCP_CMSG_SEND:
+			if (cmsg->cmsg_len != CMSG_LEN(sizeof(si)))
+				return -EINVAL;
+			memcpy(&si, CMSG_DATA(cmsg), sizeof(si));
+			if (!dlcp_send_info_valid(&si))
+				return -EINVAL;
+			meta->tensor_id = si.tensor_id;
+			meta->iteration = si.iteration;
+			meta->dtype = si.dtype;
+			meta->flags = si.flags;
+			if (si.flags & DLCP_MSG_HAS_LAYER)
+				meta->layer = si.layer;
+			if (si.flags & DLCP_MSG_HAS_BUDGET)
+				meta->budget_ppm = si.loss_budget_ppm;
+			break;
+		case DLCP_CMSG_CRITICAL:
+		case DLCP_CMSG_SEG_CLASS:
+			return -EOPNOTSUPP;	/* not implemented yet */
+		default:
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void dlcp_write_space(struct sock *sk)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_sync_poll(&wq->wait, EPOLLOUT |
+						EPOLLWRNORM | EPOLLWRBAND);
+	sk_wake_async(sk, SOCK_WAKE_SPACE, POLL_OUT);
+	rcu_read_unlock();
+}
+
+static bool dlcp_snd_room(struct sock *sk, u32 len)
+{
+	u64 used = READ_ONCE(dlcp_sk(sk)->snd_mem);
+
+	return !used || used + len <= dlcp_sndbuf_limit(sk);
+}
+
+/* Wait until @len bytes of send memory are free, then reserve them. */
+static int dlcp_reserve_snd(struct sock *sk, u32 len, bool nonblock)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	long timeo = sock_sndtimeo(sk, nonblock);
+	int err = 0;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	for (;;) {
+		spin_lock_bh(&dsk->lock);
+		if (dlcp_snd_room(sk, len)) {
+			dsk->snd_mem += len;
+			spin_unlock_bh(&dsk->lock);
+			break;
+		}
+		spin_unlock_bh(&dsk->lock);
+		if (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN) {
+			err = -EPIPE;
+			break;
+		}
+		if (!timeo) {
+			err = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = sock_intr_errno(timeo);
+			break;
+		}
+		timeo = wait_woken(&wait, TASK_INTERRUPTIBLE, timeo);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return err;
+}
+
+static void dlcp_unreserve_snd(struct sock *sk, u32 len)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+
+	spin_lock_bh(&dsk->lock);
+	dsk->snd_mem -= len;
+	spin_unlock_bh(&dsk->lock);
+	dlcp_write_space(sk);
+}
+
+static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
+{
+	struct sock *sk = sock->sk;
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct inet_sock *inet = inet_sk(sk);
+	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
+	struct dlcp_out_msg *m;
+	__be32 daddr;
+	__be16 dport;
+	int err;
+
+	if (msg->msg_flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | MSG_EOR |
+			       MSG_CMSG_COMPAT))
+		return -EOPNOTSUPP;
+	if (msg->msg_name) {
+		DECLARE_SOCKADDR(struct sockaddr_in *, sin, msg->msg_name);
+
+		err = dlcp_check_sin(msg->msg_name, msg->msg_namelen);
+		if (err)
+			return err;
+		daddr = sin->sin_addr.s_addr;
+		dport = sin->sin_port;
+	} else {
+		if (sk->sk_state != TCP_ESTABLISHED)
+			return -EDESTADDRREQ;
+		daddr = inet->inet_daddr;
+		dport = inet->inet_dport;
+	}
+	if (!len)
+		return -EINVAL;
+	if (len > READ_ONCE(dn->max_msg_size))
+		return -EMSGSIZE;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&m->node);
+	dlcp_buf_init(&m->buf, len);
+	m->len = len;
+	m->daddr = daddr;
+	m->dport = dport;
+	spin_lock_bh(&dsk->lock);
+	m->meta.budget_ppm = dsk->loss_budget_ppm;
+	m->meta.layer = dsk->layer;
+	m->meta.prio = dsk->prio;
+	spin_unlock_bh(&dsk->lock);
+
+	err = dlcp_parse_cmsgs(sk, msg, &m->meta);
+	if (err)
+		goto free_msg;
+	if (len % dlcp_dtype_size(m->meta.dtype)) {
+		err = -EINVAL;
+		goto free_msg;
+	}
+	if (!inet->inet_num) {
+		err = dlcp_autobind(sk);
+		if (err)
+			goto free_msg;
+	}
+	err = dlcp_out_route(sk, m);
+	if (err)
+		goto free_msg;
+	m->seg_size = rounddown(m->seg_size, dlcp_dtype_size(m->meta.dtype));
+	m->nsegs = DIV_ROUND_UP(m->len, m->seg_size);
+	m->seg = kvcalloc(m->nsegs, sizeof(*m->seg), GFP_KERNEL);
+	if (!m->seg) {
+		err = -ENOMEM;
+		goto free_msg;
+	}
+	err = dlcp_reserve_snd(sk, len, msg->msg_flags & MSG_DONTWAIT);
+	if (err)
+		goto free_msg;
+	err = dlcp_buf_from_iter(&m->buf, &msg->msg_iter);
+	if (err) {
+		dlcp_unreserve_snd(sk, len);
+		goto free_msg;
+	}
+
+	spin_lock_bh(&dsk->lock);
+	if (dsk->dead) {
+		spin_unlock_bh(&dsk->lock);
+		dlcp_unreserve_snd(sk, len);
+		err = -EPIPE;
+		goto free_msg;
+	}
+	m->id = dsk->next_msg_id++;
+	list_add_tail(&m->node, &dsk->out_msgs);
+	dsk->nr_out_msgs++;
+	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS);
+	dlcp_out_push(sk);
+	dlcp_guard_arm(sk);
+	spin_unlock_bh(&dsk->lock);
+	return len;
+
+free_msg:
+	dst_release(m->dst);
+	dlcp_buf_free(&m->buf);
+	kvfree(m->seg);
+	kfree(m);
+	return err;
+}
+
+static int dlcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
+			int flags, int *addr_len)
+{
+	DECLARE_SOCKADDR(struct sockaddr_in *, sin, msg->msg_name);
+	struct dlcp_delivery *d;
+	struct sk_buff *skb;
+	u32 copied;
+	int err;
+
+	if (flags & MSG_ERRQUEUE)
+		return sock_recv_errqueue(sk, msg, len, SOL_IP, IP_RECVERR);
+	if (flags & ~(MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC | MSG_WAITALL |
+		      MSG_CMSG_COMPAT))
+		return -EOPNOTSUPP;
+	if (!inet_sk(sk)->inet_num)
+		return -ENOTCONN;
+
+	skb = skb_recv_datagram(sk, flags, &err);
+	if (!skb)
+		return err;
+	d = dlcp_skb_delivery(skb);
+
+	copied = min_t(size_t, len, d->info.msg_len);
+	if (copied < d->info.msg_len)
+		msg->msg_flags |= MSG_TRUNC;
+	err = dlcp_buf_to_iter(&d->msg->buf, 0, copied, &msg->msg_iter);
+	if (err)
+		goto out;
+
+	if (sin) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = d->msg->sport;
+		sin->sin_addr.s_addr = d->msg->saddr;
+		memset(sin->sin_zero, 0, sizeof(sin->sin_zero));
+		*addr_len = sizeof(*sin);
+	}
+	if (msg->msg_controllen) {
+		put_cmsg(msg, SOL_DLCP, DLCP_CMSG_RECV, sizeof(d->info),
+			 &d->info);
+		if (d->info.nr_lost_ranges)
+			put_cmsg(msg, SOL_DLCP, DLCP_CMSG_LOST,
+				 d->info.nr_lost_ranges * sizeof(*d->lost),
+				 d->lost);
+	}
+	err = (flags & MSG_TRUNC) ? d->info.msg_len : copied;
+out:
+	skb_free_datagram(sk, skb);
+	return err;
+}
+
+static __poll_t dlcp_poll(struct file *file, struct socket *sock,
+			  poll_table *wait)
+{
+	struct sock *sk = sock->sk;
+	__poll_t mask;
+
+	mask = datagram_poll(file, sock, wait);
+	mask &= ~(EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
+	if (dlcp_snd_room(sk, 1))
+		mask |= EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND;
+	return mask;
+}
+
+static int dlcp_setsockopt(struct sock *sk, int level, int optname,
+			   sockptr_t optval, unsigned int optlen)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	int val;
+
+	if (level == SOL_IP)
+		return ip_setsockopt(sk, level, optname, optval, optlen);
+	if (level != SOL_DLCP)
+		return -ENOPROTOOPT;
+	if (optlen < sizeof(int))
+		return -EINVAL;
+	if (copy_from_sockptr(&val, optval, sizeof(val)))
+		return -EFAULT;
+
+	switch (optname) {
+	case DLCP_LOSS_BUDGET:
+		if (val < 0 || val > DLCP_PPM_MAX)
+			return -EINVAL;
+		WRITE_ONCE(dsk->loss_budget_ppm, val);
+		return 0;
+	case DLCP_LAYER:
+		if (val < 0 || val > U16_MAX)
+			return -EINVAL;
+		WRITE_ONCE(dsk->layer, val);
+		return 0;
+	case DLCP_PRIORITY:
+		if (val < 0 || val > 7)
+			return -EINVAL;
+		WRITE_ONCE(dsk->prio, val);
+		return 0;
+	case DLCP_SEGMENT_SIZE:
+	case DLCP_MAX_MSG_SIZE:
+	default:
+		return -ENOPROTOOPT;
+	}
+}
+
+/* Segment payload to the connected peer, or over a 1500-byte MTU. */
+static int dlcp_segment_size(struct sock *sk)
+{
+	struct inet_sock *inet = inet_sk(sk);
+	struct dlcp_out_msg m = {
+		.daddr = inet->inet_daddr,
+		.dport = inet->inet_dport,
+	};
+
+	if (sk->sk_state == TCP_ESTABLISHED && !dlcp_out_route(sk, &m)) {
+		dst_release(m.dst);
+		return m.seg_size;
+	}
+	return 1500 - sizeof(struct iphdr) - DLCP_DATA_HDR_LEN;
+}
+
+static int dlcp_getsockopt(struct sock *sk, int level, int optname,
+			   char __user *optval, int __user *optlen)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	int val, len;
+
+	if (level == SOL_IP)
+		return ip_getsockopt(sk, level, optname, optval, optlen);
+	if (level != SOL_DLCP)
+		return -ENOPROTOOPT;
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < (int)sizeof(int))
+		return -EINVAL;
+
+	switch (optname) {
+	case DLCP_LOSS_BUDGET:
+		val = READ_ONCE(dsk->loss_budget_ppm);
+		break;
+	case DLCP_LAYER:
+		val = READ_ONCE(dsk->layer);
+		break;
+	case DLCP_PRIORITY:
+		val = READ_ONCE(dsk->prio);
+		break;
+	case DLCP_SEGMENT_SIZE:
+		val = dlcp_segment_size(sk);
+		break;
+	case DLCP_MAX_MSG_SIZE:
+		val = READ_ONCE(dlcp_pernet(sock_net(sk))->max_msg_size);
+		break;
+	default:
+		return -ENOPROTOOPT;
+	}
+	len = sizeof(int);
+	if (put_user(len, optlen) || copy_to_user(optval, &val, len))
+		return -EFAULT;
+	return 0;
+}
+
+static int dlcp_init_sock(struct sock *sk)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
+	int i;
+
+	spin_lock_init(&dsk->lock);
+	INIT_HLIST_NODE(&dsk->port_node);
+	INIT_LIST_HEAD(&dsk->out_msgs);
+	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++)
+		INIT_HLIST_HEAD(&dsk->in_hash[i]);
+	dsk->next_msg_id = get_random_u32();
+	dsk->loss_budget_ppm = READ_ONCE(dn->loss_budget_ppm);
+	dsk->cwnd = READ_ONCE(dn->init_cwnd);
+	sock_set_flag(sk, SOCK_RCU_FREE);
+	sk->sk_write_space = dlcp_write_space;
+	dlcp_timer_init(sk);
+	return 0;
+}
+
+/*
+ * Called by sk_common_release() on close. Stops the timers, tells the
+ * receivers of unfinished messages (ABORT), and frees all state.
+ */
+static void dlcp_destroy_sock(struct sock *sk)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+
+	dlcp_unhash(sk);
+	spin_lock_bh(&dsk->lock);
+	dsk->dead = true;
+	spin_unlock_bh(&dsk->lock);
+	dlcp_timer_stop(sk);
+
+	spin_lock_bh(&dsk->lock);
+	dlcp_out_purge(sk);
+	dlcp_in_purge(sk);
+	spin_unlock_bh(&dsk->lock);
+	kvfree(dsk->flight);
+	dsk->flight = NULL;
+}
+
+/*
+ * close(): a message whose sendmsg() succeeded is not discarded by the
+ * close() that follows. Wait until every outgoing message is delivered
+ * (STOP) or has failed (net.dlcp.msg_timeout_ms without an answer), or a
+ * signal arrives; with SO_LINGER wait at most its time (0: abort at once).
+ * What is left is aborted: the receivers are told (ABORT) and free it.
+ */
+static void dlcp_close(struct sock *sk, long timeout)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	long timeo = sock_flag(sk, SOCK_LINGER) ? timeout : MAX_SCHEDULE_TIMEOUT;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (timeo && READ_ONCE(dlcp_sk(sk)->snd_mem) &&
+	       !signal_pending(current))
+		timeo = wait_woken(&wait, TASK_INTERRUPTIBLE, timeo);
+	remove_wait_queue(sk_sleep(sk), &wait);
+	sk_common_release(sk);
+}
+
+struct proto dlcp_prot = {
+	.name		= "DLCP",
+	.owner		= THIS_MODULE,
+	.close		= dlcp_close,
+	.init		= dlcp_init_sock,
+	.destroy	= dlcp_destroy_sock,
+	.setsockopt	= dlcp_setsockopt,
+	.getsockopt	= dlcp_getsockopt,
+	.recvmsg	= dlcp_recvmsg,
+	.hash		= dlcp_hash,
+	.unhash		= dlcp_unhash,
+	.get_port	= dlcp_get_port,
+	.obj_size	= sizeof(struct dlcp_sock),
+};
+
+const struct proto_ops dlcp_inet_ops = {
+	.family		= PF_INET,
+	.owner		= THIS_MODULE,
+	.release	= inet_release,
+	.bind		= dlcp_bind,
+	.connect	= dlcp_connect,
+	.socketpair	= sock_no_socketpair,
+	.accept		= sock_no_accept,
+	.getname	= inet_getname,
+	.poll		= dlcp_poll,
+	.ioctl		= inet_ioctl,
+	.gettstamp	= sock_gettstamp,
+	.listen		= sock_no_listen,
+	.shutdown	= inet_shutdown,
+	.setsockopt	= sock_common_setsockopt,
+	.getsockopt	= sock_common_getsockopt,
+	.sendmsg	= dlcp_sendmsg,
+	.recvmsg	= sock_common_recvmsg,
+	.mmap		= sock_no_mmap,
+	.sendpage	= sock_no_sendpage,
+};

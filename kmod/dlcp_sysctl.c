@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * net.dlcp.* sysctls, per network namespace. Every entry is range checked;
+ * docs/sysctl.md lists them with defaults and units.
+ */
+#include <linux/sysctl.h>
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+#include "dlcp_impl.h"
+
+static int dlcp_one = 1;
+static int dlcp_ppm_max = DLCP_PPM_MAX;
+static int dlcp_msg_hard = DLCP_MAX_MSG_HARD;
+static int dlcp_mem_min = 1 << 16;
+static int dlcp_int_max = INT_MAX;
+static int dlcp_timeout_max = 3600 * 1000;
+static int dlcp_cwnd_hard = DLCP_CWND_HARD;
+static int dlcp_ack_max = 64;
+
+#define DLCP_SYSCTL(_name, _min, _max)				\
+	{							\
+		.procname	= #_name,			\
+		.data		= &init_dlcp_net._name,		\
+		.maxlen		= sizeof(int),			\
+		.mode		= 0644,				\
+		.proc_handler	= proc_dointvec_minmax,		\
+		.extra1		= _min,				\
+		.extra2		= _max,				\
+	}
+
+/* Template: .data points into a dummy struct and is rebased per netns. */
+static struct dlcp_net init_dlcp_net;
+
+static struct ctl_table dlcp_sysctl_table[] = {
+	DLCP_SYSCTL(max_msg_size, &dlcp_one, &dlcp_msg_hard),
+	DLCP_SYSCTL(loss_budget_ppm, SYSCTL_ZERO, &dlcp_ppm_max),
+	DLCP_SYSCTL(rmem, &dlcp_mem_min, &dlcp_int_max),
+	DLCP_SYSCTL(wmem, &dlcp_mem_min, &dlcp_int_max),
+	DLCP_SYSCTL(rto_min_ms, &dlcp_one, &dlcp_timeout_max),
+	DLCP_SYSCTL(msg_timeout_ms, &dlcp_one, &dlcp_timeout_max),
+	DLCP_SYSCTL(init_cwnd, &dlcp_one, &dlcp_cwnd_hard),
+	DLCP_SYSCTL(max_cwnd, &dlcp_one, &dlcp_cwnd_hard),
+	DLCP_SYSCTL(ack_every, &dlcp_one, &dlcp_ack_max),
+	{ }
+};
+
+int dlcp_sysctl_register(struct net *net)
+{
+	struct dlcp_net *dn = dlcp_pernet(net);
+	struct ctl_table *table;
+	int i;
+
+	table = kmemdup(dlcp_sysctl_table, sizeof(dlcp_sysctl_table),
+			GFP_KERNEL);
+	if (!table)
+		return -ENOMEM;
+	for (i = 0; table[i].procname; i++)
+		table[i].data = (char *)dn + ((char *)table[i].data -
+					      (char *)&init_dlcp_net);
+	dn->sysctl_hdr = register_net_sysctl(net, "net/dlcp", table);
+	if (!dn->sysctl_hdr) {
+		kfree(table);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void dlcp_sysctl_unregister(struct net *net)
+{
+	struct dlcp_net *dn = dlcp_pernet(net);
+	struct ctl_table *table = dn->sysctl_hdr->ctl_table_arg;
+
+	unregister_net_sysctl_table(dn->sysctl_hdr);
+	kfree(table);
+}
