@@ -98,8 +98,16 @@ enum dlcp_mib_field {
 	DLCP_MIB_OUT_MSGS,		/* messages accepted by sendmsg */
 	DLCP_MIB_OUT_MSGS_DONE,		/* STOP received */
 	DLCP_MIB_OUT_MSGS_FAILED,	/* no answer within msg_timeout */
+	DLCP_MIB_OUT_MSGS_LOSSY,	/* STOP reported bytes given up */
+	DLCP_MIB_OUT_MSGS_DEADLINE,	/* STOP reported the deadline failure */
+	DLCP_MIB_OUT_BYTES_GIVEN_UP,	/* bytes the receivers gave up on */
+	DLCP_MIB_RETRANS_AVOIDED,	/* lost segments not resent: in budget */
+	DLCP_MIB_COMPLETIONS_DROPPED,	/* error queue full */
 	DLCP_MIB_IN_MSGS,		/* messages delivered to a socket */
 	DLCP_MIB_IN_MSGS_EXACT,
+	DLCP_MIB_IN_MSGS_LOSSY,		/* delivered within the loss budget */
+	DLCP_MIB_IN_BYTES_LOST,		/* bytes zero-filled at delivery */
+	DLCP_MIB_IN_MSGS_FAILED,	/* dropped: deadline passed over budget */
 	DLCP_MIB_IN_MSGS_TIMEOUT,	/* incomplete, freed after msg_timeout */
 	DLCP_MIB_IN_MSGS_ABORTED,	/* freed on the sender's ABORT */
 	DLCP_MIB_REPORTS_SENT,
@@ -274,6 +282,15 @@ enum dlcp_seg_state {
  * @last_heard:	jiffies of the last REPORT for this message, or of its
  *		first transmission
  * @probes:	PROBEs sent since the last REPORT
+ * @crit:	bitmap of critical segments, NULL if none (or all: the
+ *		DLCP_MSG_CRITICAL flag)
+ * @crit_len:	bytes in critical segments (sent in every DATA packet)
+ * @budget_bytes: bytes the receiver may deliver without
+ * @lost_bytes:	bytes in DLCP_SEG_LOST segments
+ * @nr_lost_crit: critical segments in DLCP_SEG_LOST
+ * @crit_hint:	no critical segment below this index is DLCP_SEG_LOST
+ * @deadline:	jiffies when the message must finish, 0 for none
+ * @final:	the deadline passed: nothing is resent, PROBEs say FINAL
  */
 struct dlcp_out_msg {
 	struct list_head	node;
@@ -295,6 +312,14 @@ struct dlcp_out_msg {
 	u32			inflight;
 	unsigned long		last_heard;
 	u32			probes;
+	unsigned long		*crit;
+	u32			crit_len;
+	u32			budget_bytes;
+	u32			lost_bytes;
+	u32			nr_lost_crit;
+	u32			crit_hint;
+	unsigned long		deadline;
+	bool			final;
 };
 
 /**
@@ -326,7 +351,12 @@ struct dlcp_flight {
  * @ce_bytes:	payload bytes that arrived CE-marked
  * @last_active: jiffies of the last packet
  * @lost:	bytes given up (zombies: for repeated STOPs)
+ * @budget_bytes: bytes the message may be delivered without
+ * @crit_len:	bytes in critical segments, from the DATA header
+ * @crit_rcvd:	bytes received from DLCP_HF_CRITICAL packets
+ * @sent_all:	the sender has sent every byte once (LAST or PROBE seen)
  * @delivered:	this is a zombie
+ * @failed:	zombie of a message dropped at its deadline
  */
 struct dlcp_in_msg {
 	struct hlist_node	hnode;
@@ -343,7 +373,12 @@ struct dlcp_in_msg {
 	u32			ce_bytes;
 	unsigned long		last_active;
 	u32			lost;
+	u32			budget_bytes;
+	u32			crit_len;
+	u32			crit_rcvd;
+	bool			sent_all;
 	bool			delivered;
+	bool			failed;
 };
 
 /**
@@ -398,6 +433,7 @@ static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
  * @loss_budget_ppm:	DLCP_LOSS_BUDGET
  * @layer:		DLCP_LAYER
  * @prio:		DLCP_PRIORITY
+ * @recv_completion:	DLCP_RECVCOMPLETION
  * @dead:		closing: timers must not re-arm, packets are dropped
  */
 struct dlcp_sock {
@@ -429,12 +465,19 @@ struct dlcp_sock {
 	u32			loss_budget_ppm;
 	u16			layer;
 	u8			prio;
+	bool			recv_completion;
 	bool			dead;
 };
 
 static inline struct dlcp_sock *dlcp_sk(const struct sock *sk)
 {
 	return (struct dlcp_sock *)sk;
+}
+
+/* Bytes of a @len-byte message that a budget of @ppm may leave out. */
+static inline u32 dlcp_budget_bytes(u32 len, u32 ppm)
+{
+	return div_u64((u64)len * ppm, DLCP_PPM_MAX);
 }
 
 static inline u32 dlcp_now_us(void)

@@ -10,8 +10,13 @@
  * a duplicate is harmless. The first packet of a message (any of its
  * packets) creates the message's state. The receiver answers every
  * net.dlcp.ack_every data packets, every packet asking for it (ACKREQ) and
- * every PROBE with a REPORT listing the gaps; when the whole message is
- * there it queues it for recvmsg() and sends STOP. A delivered message is
+ * every PROBE with a REPORT listing the gaps. It completes a message when
+ * every byte is there, or when the sender has sent everything once (the
+ * LAST flag, or a PROBE) and the bytes missing are within the message's
+ * loss budget and every critical byte arrived: it then queues the message
+ * for recvmsg() with the lost ranges zero-filled and reported, and sends
+ * STOP. A FINAL probe (the sender's deadline passed) completes the message
+ * if it can, or drops it and answers STOP with the FAILED flag. A delivered message is
  * remembered (without its data) for msg_timeout_ms, so that late packets
  * and probes are answered with STOP instead of starting it again.
  */
@@ -96,6 +101,8 @@ static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
 	if (!skb)
 		return;
 	st = (struct dlcp_stop_hdr *)skb->data;
+	if (m->failed)
+		st->common.flags |= DLCP_HF_FAILED;
 	st->lost = htonl(m->lost);
 	st->tsecr = htonl(m->tsval);
 	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr))
@@ -116,6 +123,8 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 	struct dlcp_report_hdr *r;
 	struct sk_buff *skb;
 
+	if (!rs->nr && !(rflags & DLCP_RF_PROBED))
+		return;		/* nothing to say yet */
 	skb = dlcp_in_ctl(sk, m, DLCP_T_REPORT,
 			  DLCP_REPORT_HDR_LEN + DLCP_MAX_GAPS * DLCP_GAP_LEN);
 	if (!skb)
@@ -153,29 +162,93 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 }
 
 /*
- * Every byte of @m is here: hand the data to the socket's receive queue
- * and keep @m as a zombie that answers late packets with STOP.
+ * Put a zombie in @m's place in the table: it answers late packets and
+ * probes with STOP for msg_timeout_ms. @m is then off the table.
+ */
+static struct dlcp_in_msg *dlcp_in_zombify(struct dlcp_in_msg *m, u32 lost,
+					   bool failed)
+{
+	struct dlcp_in_msg *z = kzalloc(sizeof(*z), GFP_ATOMIC);
+
+	if (!z)
+		return NULL;
+	z->saddr = m->saddr;
+	z->daddr = m->daddr;
+	z->sport = m->sport;
+	z->id = m->id;
+	z->len = m->len;
+	z->meta = m->meta;
+	z->tsval = m->tsval;
+	z->lost = lost;
+	z->delivered = true;
+	z->failed = failed;
+	z->last_active = jiffies;
+	dlcp_buf_init(&z->buf, z->len);
+	hlist_replace_rcu(&m->hnode, &z->hnode);
+	return z;
+}
+
+/* The ranges of @m that did not arrive, for DLCP_CMSG_LOST. */
+static struct dlcp_range *dlcp_in_lost_ranges(const struct dlcp_in_msg *m,
+					      u32 *nr)
+{
+	const struct dlcp_rangeset *rs = &m->have;
+	struct dlcp_range *lost;
+	u32 i, n = 0, pos = 0;
+
+	lost = kmalloc_array(rs->nr + 1, sizeof(*lost), GFP_ATOMIC);
+	if (!lost)
+		return NULL;
+	for (i = 0; i <= rs->nr; i++) {
+		u32 start = i < rs->nr ? rs->r[i].start : m->len;
+
+		if (start > pos) {
+			lost[n].offset = pos;
+			lost[n].len = start - pos;
+			n++;
+		}
+		if (i < rs->nr)
+			pos = rs->r[i].end;
+	}
+	*nr = n;
+	return lost;
+}
+
+/* Can @m be delivered now: whole, or within budget once all was sent? */
+static bool dlcp_in_can_complete(const struct dlcp_in_msg *m)
+{
+	u32 missing = m->len - m->have.bytes;
+
+	return !missing || (m->sent_all && missing <= m->budget_bytes &&
+			    m->crit_rcvd >= m->crit_len);
+}
+
+/*
+ * @m can complete: hand it to the socket's receive queue, zero-filled
+ * where bytes are missing, and leave a zombie in its place.
  */
 static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 {
+	u32 lost_bytes = m->len - m->have.bytes, nr_lost = 0;
 	struct net *net = sock_net(sk);
+	struct dlcp_range *lost = NULL;
 	struct dlcp_delivery *d;
 	struct dlcp_in_msg *z;
 	struct sk_buff *skb;
 
 	d = kzalloc(sizeof(*d), GFP_ATOMIC);
-	z = kzalloc(sizeof(*z), GFP_ATOMIC);
 	skb = alloc_skb(0, GFP_ATOMIC);
-	if (!d || !z || !skb) {
-		/* retried on the next packet or probe of the message */
-		kfree(d);
-		kfree(z);
-		kfree_skb(skb);
-		DLCP_INC_STATS(net, DLCP_MIB_DROP_NOMEM);
-		return;
-	}
+	if (lost_bytes)
+		lost = dlcp_in_lost_ranges(m, &nr_lost);
+	if (!d || !skb || (lost_bytes && !lost))
+		goto nomem;
+	z = dlcp_in_zombify(m, lost_bytes, false);
+	if (!z)
+		goto nomem;
+
 	d->sk = sk;
 	d->msg = m;
+	d->lost = lost;
 	d->info.tensor_id = m->meta.tensor_id;
 	d->info.iteration = m->meta.iteration;
 	d->info.layer = m->meta.layer;
@@ -185,21 +258,9 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	d->info.msg_id = m->id;
 	d->info.msg_len = m->len;
 	d->info.loss_budget_ppm = m->meta.budget_ppm;
-	d->info.status = DLCP_RECV_EXACT;
-
-	/* the zombie takes @m's place in the table; @m goes with @d */
-	z->saddr = m->saddr;
-	z->daddr = m->daddr;
-	z->sport = m->sport;
-	z->id = m->id;
-	z->len = m->len;
-	z->meta = m->meta;
-	z->tsval = m->tsval;
-	z->lost = 0;
-	z->delivered = true;
-	z->last_active = jiffies;
-	dlcp_buf_init(&z->buf, z->len);
-	hlist_replace_rcu(&m->hnode, &z->hnode);
+	d->info.status = lost_bytes ? DLCP_RECV_LOSSY : DLCP_RECV_EXACT;
+	d->info.bytes_lost = lost_bytes;
+	d->info.nr_lost_ranges = nr_lost;
 
 	*(struct dlcp_delivery **)skb->cb = d;
 	skb->destructor = dlcp_delivery_destructor;
@@ -207,7 +268,32 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	sk->sk_data_ready(sk);
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_MSGS);
-	DLCP_INC_STATS(net, DLCP_MIB_IN_MSGS_EXACT);
+	if (lost_bytes) {
+		DLCP_INC_STATS(net, DLCP_MIB_IN_MSGS_LOSSY);
+		DLCP_ADD_STATS(net, DLCP_MIB_IN_BYTES_LOST, lost_bytes);
+	} else {
+		DLCP_INC_STATS(net, DLCP_MIB_IN_MSGS_EXACT);
+	}
+	dlcp_in_send_stop(sk, z);
+	return;
+
+nomem:
+	/* retried on the next packet or probe of the message */
+	kfree(lost);
+	kfree(d);
+	kfree_skb(skb);
+	DLCP_INC_STATS(net, DLCP_MIB_DROP_NOMEM);
+}
+
+/* The deadline passed over budget: drop @m, tell the sender. */
+static void dlcp_in_fail(struct sock *sk, struct dlcp_in_msg *m)
+{
+	struct dlcp_in_msg *z = dlcp_in_zombify(m, m->len - m->have.bytes, true);
+
+	if (!z)
+		return;		/* the sender probes again */
+	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_IN_MSGS_FAILED);
+	dlcp_in_release(sk, m);
 	dlcp_in_send_stop(sk, z);
 }
 
@@ -232,6 +318,8 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb)
 	m->meta.flags = ntohs(d->msg_flags);
 	m->meta.dtype = d->dtype;
 	m->meta.prio = d->common.prio;
+	m->budget_bytes = dlcp_budget_bytes(m->len, m->meta.budget_ppm);
+	m->crit_len = ntohl(d->crit_len);
 	dlcp_buf_init(&m->buf, m->len);
 	hlist_add_head(&m->hnode, &dsk->in_hash[dlcp_in_hashfn(m->saddr,
 							       m->sport,
@@ -298,11 +386,15 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb)
 	}
 	if (INET_ECN_is_ce(ip_hdr(skb)->tos))
 		m->ce_bytes += plen;
+	if (d->common.flags & DLCP_HF_CRITICAL)
+		m->crit_rcvd += added;
 	m->pkts_unreported++;
 report:
+	if (d->common.flags & DLCP_HF_LAST)
+		m->sent_all = true;
 	m->tsval = ntohl(d->tsval);
 	m->last_active = jiffies;
-	if (m->have.bytes == m->len) {
+	if (dlcp_in_can_complete(m)) {
 		dlcp_in_complete(sk, m);
 		return;
 	}
@@ -333,12 +425,30 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb)
 		m = &tmp;
 	}
 	m->tsval = ntohl(p->tsval);
-	if (m->delivered)
+	if (m->delivered) {
 		dlcp_in_send_stop(sk, m);
-	else if (m->have.bytes == m->len)
-		dlcp_in_complete(sk, m);
-	else
-		dlcp_in_send_report(sk, m, DLCP_RF_PROBED);
+		return;
+	}
+	if (m != &tmp) {
+		m->last_active = jiffies;
+		if (ntohl(p->sent) == m->len || (p->common.flags & DLCP_HF_FINAL))
+			m->sent_all = true;
+		if (dlcp_in_can_complete(m)) {
+			dlcp_in_complete(sk, m);
+			return;
+		}
+		if (p->common.flags & DLCP_HF_FINAL) {
+			dlcp_in_fail(sk, m);
+			return;
+		}
+	} else if (p->common.flags & DLCP_HF_FINAL) {
+		/* nothing arrived before the deadline */
+		tmp.failed = true;
+		tmp.lost = tmp.len;
+		dlcp_in_send_stop(sk, &tmp);
+		return;
+	}
+	dlcp_in_send_report(sk, m, DLCP_RF_PROBED);
 }
 
 static void dlcp_in_abort(struct sock *sk, struct sk_buff *skb)

@@ -9,9 +9,14 @@
  * a REPORT resolves it: acknowledged (outside every gap of the report), or
  * lost (inside a gap, and sent longer ago than the reordering window, so
  * that a packet merely overtaken on another path is not resent at once).
- * Lost segments are retransmitted before new ones. The guard timer
- * (dlcp_timer.c) presumes entries older than the retransmission timeout
- * lost, and PROBEs a message whose reports stopped coming.
+ * Lost segments are retransmitted before new ones, but only while the
+ * bytes known lost exceed the message's loss budget; critical segments
+ * always. A message with a budget sends a PROBE right after its last new
+ * segment, so that the receiver learns at once that everything was sent
+ * and can complete within budget without waiting for a timeout. The guard
+ * timer (dlcp_timer.c) presumes entries older than the retransmission
+ * timeout lost, PROBEs a message whose reports stopped coming, enforces
+ * deadlines, and gives up on a receiver that went silent.
  *
  * Window: the number of unresolved segments of the socket is limited by
  * cwnd: additive increase of one segment per window acknowledged, halved
@@ -19,6 +24,8 @@
  * paced at twice cwnd per smoothed round trip. This is deliberately simple;
  * the congestion control of the priority work replaces it.
  */
+#include <linux/bitmap.h>
+#include <linux/errqueue.h>
 #include <linux/slab.h>
 #include <net/checksum.h>
 #include <net/ip.h>
@@ -182,7 +189,8 @@ static void dlcp_out_send_probe(struct sock *sk, struct dlcp_out_msg *m,
 		return;
 	p = (struct dlcp_probe_hdr *)skb->data;
 	dlcp_fill_hdr(&p->common, type, inet_sk(sk)->inet_sport, m->dport,
-		      m->id, m->len, DLCP_PROBE_HDR_LEN, 0, 0);
+		      m->id, m->len, DLCP_PROBE_HDR_LEN,
+		      type == DLCP_T_PROBE && m->final ? DLCP_HF_FINAL : 0, 0);
 	p->sent = htonl(min_t(u64, (u64)m->next_new * m->seg_size, m->len));
 	p->tsval = htonl(dlcp_now_us());
 	dlcp_xmit_ctl(sk, skb, m->saddr, m->daddr);
@@ -226,6 +234,7 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	d->msg_flags = htons(m->meta.flags);
 	d->reserved2 = 0;
 	d->tsval = htonl(dlcp_now_us());
+	d->crit_len = htonl(m->crit_len);
 	dlcp_buf_to_skb(&m->buf, off, plen, d + 1);
 	return dlcp_xmit_skb(sk, skb, m->dst, m->saddr, m->daddr);
 }
@@ -262,39 +271,71 @@ static void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)
 	dsk->flight_live--;
 }
 
+static bool dlcp_seg_crit(const struct dlcp_out_msg *m, u32 seg)
+{
+	return (m->meta.flags & DLCP_MSG_CRITICAL) ||
+	       (m->crit && test_bit(seg, m->crit));
+}
+
 static void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state)
 {
 	u8 old = m->seg[seg];
+	bool crit;
 
 	if (old == state)
 		return;
-	if (old == DLCP_SEG_LOST)
+	crit = dlcp_seg_crit(m, seg);
+	if (old == DLCP_SEG_LOST) {
 		m->nr_lost--;
-	else if (old == DLCP_SEG_ACKED)
+		m->lost_bytes -= dlcp_seg_len(m, seg);
+		m->nr_lost_crit -= crit;
+	} else if (old == DLCP_SEG_ACKED) {
 		m->nr_acked--;
+	}
 	if (state == DLCP_SEG_LOST) {
 		m->nr_lost++;
+		m->lost_bytes += dlcp_seg_len(m, seg);
 		m->lost_hint = min(m->lost_hint, seg);
+		if (crit) {
+			m->nr_lost_crit++;
+			m->crit_hint = min(m->crit_hint, seg);
+		}
 	} else if (state == DLCP_SEG_ACKED) {
 		m->nr_acked++;
 	}
 	m->seg[seg] = state;
 }
 
-/* Next segment of @m to send: a lost one first, then a new one. */
+/*
+ * Is there a lost segment of @m worth resending? Any, while the bytes
+ * known lost exceed the budget; else only critical ones; none after the
+ * deadline.
+ */
+static bool dlcp_out_want_rtx(const struct dlcp_out_msg *m, bool *any)
+{
+	*any = m->lost_bytes > m->budget_bytes;
+	return !m->final && (*any ? m->nr_lost : m->nr_lost_crit);
+}
+
+/* Next segment of @m to send: a lost one worth resending, then a new one. */
 static bool dlcp_out_next_seg(struct dlcp_out_msg *m, u32 *seg, bool *rtx)
 {
-	if (m->nr_lost) {
-		while (m->lost_hint < m->nsegs &&
-		       m->seg[m->lost_hint] != DLCP_SEG_LOST)
-			m->lost_hint++;
-		if (!WARN_ON_ONCE(m->lost_hint >= m->nsegs)) {
-			*seg = m->lost_hint;
+	bool any;
+
+	if (dlcp_out_want_rtx(m, &any)) {
+		u32 *hint = any ? &m->lost_hint : &m->crit_hint;
+
+		while (*hint < m->nsegs &&
+		       (m->seg[*hint] != DLCP_SEG_LOST ||
+			(!any && !dlcp_seg_crit(m, *hint))))
+			(*hint)++;
+		if (!WARN_ON_ONCE(*hint >= m->nsegs)) {
+			*seg = *hint;
 			*rtx = true;
 			return true;
 		}
 	}
-	if (m->next_new < m->nsegs) {
+	if (m->next_new < m->nsegs && !m->final) {
 		*seg = m->next_new;
 		*rtx = false;
 		return true;
@@ -348,6 +389,8 @@ void dlcp_out_push(struct sock *sk)
 			dlcp_flight_tidy(dsk);
 			if (rtx)
 				flags |= DLCP_HF_RETRANS;
+			if (dlcp_seg_crit(m, seg))
+				flags |= DLCP_HF_CRITICAL;
 			if (seg == m->nsegs - 1)
 				flags |= DLCP_HF_ACKREQ | (rtx ? 0 : DLCP_HF_LAST);
 			if (dlcp_out_send_seg(sk, m, seg, flags))
@@ -357,6 +400,9 @@ void dlcp_out_push(struct sock *sk)
 				DLCP_INC_STATS(net, DLCP_MIB_RETRANS_PKTS);
 			else if (!m->next_new++)
 				m->last_heard = jiffies;
+			/* tell the receiver at once that all was sent */
+			if (!rtx && m->next_new == m->nsegs && m->budget_bytes)
+				dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
 			dlcp_seg_set(m, seg, DLCP_SEG_INFLIGHT);
 			f = dlcp_flight_at(dsk, dsk->flight_len++);
 			f->msg = m;
@@ -387,8 +433,44 @@ void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	dsk->snd_mem -= m->len;
 	dst_release(m->dst);
 	dlcp_buf_free(&m->buf);
+	bitmap_free(m->crit);
 	kvfree(m->seg);
 	kfree(m);
+}
+
+/* Queue the outcome of @m on the error queue, if the socket asked for it. */
+static void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m,
+			      u32 status, u32 lost, int err)
+{
+	struct sock_exterr_skb *serr;
+	struct dlcp_completion *c;
+	struct sk_buff *skb;
+
+	if (!dlcp_sk(sk)->recv_completion)
+		return;
+	skb = NULL;
+	if (skb_queue_len(&sk->sk_error_queue) < DLCP_MAX_COMPLETIONS)
+		skb = alloc_skb(sizeof(*c), GFP_ATOMIC);
+	if (!skb) {
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_COMPLETIONS_DROPPED);
+		return;
+	}
+	c = skb_put_zero(skb, sizeof(*c));
+	c->msg_id = m->id;
+	c->tensor_id = m->meta.tensor_id;
+	c->iteration = m->meta.iteration;
+	c->status = status;
+	c->msg_len = m->len;
+	c->bytes_lost = lost;
+	serr = SKB_EXT_ERR(skb);
+	memset(serr, 0, sizeof(*serr));
+	serr->ee.ee_errno = err;
+	serr->ee.ee_origin = SO_EE_ORIGIN_LOCAL;
+	serr->ee.ee_info = m->id;
+	serr->ee.ee_data = lost;
+	skb_set_owner_r(skb, sk);
+	skb_queue_tail(&sk->sk_error_queue, skb);
+	sk_error_report(sk);
 }
 
 static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
@@ -556,15 +638,29 @@ void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
 {
 	const struct dlcp_stop_hdr *st = (const void *)skb->data;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct net *net = sock_net(sk);
 	struct dlcp_out_msg *m;
+	u32 lost;
 
 	m = dlcp_out_find(dsk, &st->common, ip_hdr(skb)->saddr);
 	if (!m) {
-		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_DROP_UNKNOWN_MSG);
+		DLCP_INC_STATS(net, DLCP_MIB_DROP_UNKNOWN_MSG);
 		return;
 	}
 	dlcp_rtt_sample(dsk, ntohl(st->tsecr));
-	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS_DONE);
+	lost = ntohl(st->lost);
+	DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_DONE);
+	DLCP_ADD_STATS(net, DLCP_MIB_RETRANS_AVOIDED, m->nr_lost);
+	if (st->common.flags & DLCP_HF_FAILED) {
+		DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_DEADLINE);
+		dlcp_out_complete(sk, m, DLCP_DONE_DEADLINE, lost, ETIME);
+	} else if (lost) {
+		DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_LOSSY);
+		DLCP_ADD_STATS(net, DLCP_MIB_OUT_BYTES_GIVEN_UP, lost);
+		dlcp_out_complete(sk, m, DLCP_DONE_LOSSY, lost, 0);
+	} else {
+		dlcp_out_complete(sk, m, DLCP_DONE_EXACT, 0, 0);
+	}
 	dlcp_out_free_msg(sk, m);
 	sk->sk_write_space(sk);
 	dlcp_out_push(sk);
@@ -603,16 +699,27 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
 		unsigned long quiet = now - m->last_heard;
+		bool any;
 
 		if (m->next_new && time_after_eq(now, m->last_heard + give_up)) {
 			DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_FAILED);
+			dlcp_out_complete(sk, m, DLCP_DONE_TIMEOUT, 0, ETIMEDOUT);
 			dlcp_out_send_probe(sk, m, DLCP_T_ABORT);
 			dlcp_out_free_msg(sk, m);
 			sk->sk_write_space(sk);
 			continue;
 		}
+		if ((m->meta.flags & DLCP_MSG_HAS_DEADLINE) && !m->final &&
+		    time_after_eq(now, m->deadline)) {
+			/* stop resending; the receiver finishes or drops it */
+			m->final = true;
+			m->probes = 0;
+			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+			continue;
+		}
 		/* quiet for an RTO, backing off: ask what arrived */
-		if (m->next_new == m->nsegs && !m->inflight && !m->nr_lost &&
+		if ((m->next_new == m->nsegs || m->final) && !m->inflight &&
+		    !dlcp_out_want_rtx(m, &any) &&
 		    jiffies_to_usecs(quiet) >= (u64)rto << min(m->probes, 6U)) {
 			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
 			m->probes++;

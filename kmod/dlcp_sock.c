@@ -8,6 +8,7 @@
  * socket lock (lock_sock) serialises bind, connect and setsockopt; the
  * protocol state is under dlcp_sock.lock (see dlcp_impl.h).
  */
+#include <linux/bitmap.h>
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/poll.h>
@@ -256,14 +257,48 @@ static bool dlcp_send_info_valid(const struct dlcp_send_info *si)
 	       !si->reserved1 && !si->reserved[0] && !si->reserved[1] &&
 	       si->dtype < __DLCP_DTYPE_MAX &&
 	       (!(si->flags & DLCP_MSG_HAS_BUDGET) ||
-		si->loss_budget_ppm <= DLCP_PPM_MAX);
+		si->loss_budget_ppm <= DLCP_PPM_MAX) &&
+	       (!(si->flags & DLCP_MSG_HAS_DEADLINE) || si->deadline_ms);
 }
 
-/* Parse the control messages of sendmsg() into @meta. */
-static int dlcp_parse_cmsgs(struct sock *sk, struct msghdr *msg,
-			    struct dlcp_meta *meta)
+/**
+ * struct dlcp_send_args - what the control messages of one sendmsg() say
+ * @crit:	critical ranges (in the kernel copy of the control buffer)
+ * @nr_crit:	number of @crit ranges
+ * @deadline_ms: delivery deadline, with DLCP_MSG_HAS_DEADLINE
+ */
+struct dlcp_send_args {
+	const struct dlcp_range	*crit;
+	u32			nr_crit;
+	u32			deadline_ms;
+};
+
+static int dlcp_parse_crit(struct cmsghdr *cmsg, u32 len,
+			   struct dlcp_send_args *args)
 {
+	size_t bytes = cmsg->cmsg_len - CMSG_LEN(0);
+	const struct dlcp_range *r = CMSG_DATA(cmsg);
+	u32 i, n = bytes / sizeof(*r);
+
+	if (args->crit || bytes % sizeof(*r) || !n ||
+	    n > DLCP_MAX_CRIT_RANGES)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!r[i].len || r[i].offset >= len ||
+		    r[i].len > len - r[i].offset)
+			return -EINVAL;
+	args->crit = r;
+	args->nr_crit = n;
+	return 0;
+}
+
+/* Parse the control messages of a sendmsg() of @len bytes. */
+static int dlcp_parse_cmsgs(struct msghdr *msg, u32 len,
+			    struct dlcp_meta *meta, struct dlcp_send_args *args)
+{
+	bool have_info = false;
 	struct cmsghdr *cmsg;
+	int err;
 
 	for_each_cmsghdr(cmsg, msg) {
 		struct dlcp_send_info si;
@@ -274,11 +309,12 @@ static int dlcp_parse_cmsgs(struct sock *sk, struct msghdr *msg,
 			return -EINVAL;
 		switch (cmsg->cmsg_type) {
 		case DLCP_CMSG_SEND:
-			if (cmsg->cmsg_len != CMSG_LEN(sizeof(si)))
+			if (have_info || cmsg->cmsg_len != CMSG_LEN(sizeof(si)))
 				return -EINVAL;
 			memcpy(&si, CMSG_DATA(cmsg), sizeof(si));
 			if (!dlcp_send_info_valid(&si))
 				return -EINVAL;
+			have_info = true;
 			meta->tensor_id = si.tensor_id;
 			meta->iteration = si.iteration;
 			meta->dtype = si.dtype;
@@ -287,14 +323,48 @@ static int dlcp_parse_cmsgs(struct sock *sk, struct msghdr *msg,
 				meta->layer = si.layer;
 			if (si.flags & DLCP_MSG_HAS_BUDGET)
 				meta->budget_ppm = si.loss_budget_ppm;
+			if (si.flags & DLCP_MSG_HAS_DEADLINE)
+				args->deadline_ms = si.deadline_ms;
 			break;
 		case DLCP_CMSG_CRITICAL:
+			err = dlcp_parse_crit(cmsg, len, args);
+			if (err)
+				return err;
+			break;
 		case DLCP_CMSG_SEG_CLASS:
 			return -EOPNOTSUPP;	/* not implemented yet */
 		default:
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+/* Mark the segments of @m that overlap a critical range. */
+static int dlcp_mark_crit(struct dlcp_out_msg *m,
+			  const struct dlcp_send_args *args)
+{
+	unsigned int seg;
+	u32 i;
+
+	if (m->meta.flags & DLCP_MSG_CRITICAL) {
+		m->crit_len = m->len;
+		return 0;
+	}
+	if (!args->nr_crit)
+		return 0;
+	m->crit = bitmap_zalloc(m->nsegs, GFP_KERNEL);
+	if (!m->crit)
+		return -ENOMEM;
+	for (i = 0; i < args->nr_crit; i++) {
+		u32 first = args->crit[i].offset / m->seg_size;
+		u32 last = (args->crit[i].offset + args->crit[i].len - 1) /
+			   m->seg_size;
+
+		bitmap_set(m->crit, first, last - first + 1);
+	}
+	for_each_set_bit(seg, m->crit, m->nsegs)
+		m->crit_len += min(m->seg_size, m->len - seg * m->seg_size);
 	return 0;
 }
 
@@ -369,6 +439,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct inet_sock *inet = inet_sk(sk);
 	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
+	struct dlcp_send_args args = { };
 	struct dlcp_out_msg *m;
 	__be32 daddr;
 	__be16 dport;
@@ -410,7 +481,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	m->meta.prio = dsk->prio;
 	spin_unlock_bh(&dsk->lock);
 
-	err = dlcp_parse_cmsgs(sk, msg, &m->meta);
+	err = dlcp_parse_cmsgs(msg, len, &m->meta, &args);
 	if (err)
 		goto free_msg;
 	if (len % dlcp_dtype_size(m->meta.dtype)) {
@@ -432,6 +503,10 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		err = -ENOMEM;
 		goto free_msg;
 	}
+	err = dlcp_mark_crit(m, &args);
+	if (err)
+		goto free_msg;
+	m->budget_bytes = dlcp_budget_bytes(m->len, m->meta.budget_ppm);
 	err = dlcp_reserve_snd(sk, len, msg->msg_flags & MSG_DONTWAIT);
 	if (err)
 		goto free_msg;
@@ -449,6 +524,8 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		goto free_msg;
 	}
 	m->id = dsk->next_msg_id++;
+	if (args.deadline_ms)
+		m->deadline = jiffies + msecs_to_jiffies(args.deadline_ms);
 	list_add_tail(&m->node, &dsk->out_msgs);
 	dsk->nr_out_msgs++;
 	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS);
@@ -460,6 +537,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 free_msg:
 	dst_release(m->dst);
 	dlcp_buf_free(&m->buf);
+	bitmap_free(m->crit);
 	kvfree(m->seg);
 	kfree(m);
 	return err;
@@ -559,6 +637,11 @@ static int dlcp_setsockopt(struct sock *sk, int level, int optname,
 			return -EINVAL;
 		WRITE_ONCE(dsk->prio, val);
 		return 0;
+	case DLCP_RECVCOMPLETION:
+		if (val < 0 || val > 1)
+			return -EINVAL;
+		WRITE_ONCE(dsk->recv_completion, val);
+		return 0;
 	case DLCP_SEGMENT_SIZE:
 	case DLCP_MAX_MSG_SIZE:
 	default:
@@ -606,6 +689,9 @@ static int dlcp_getsockopt(struct sock *sk, int level, int optname,
 		break;
 	case DLCP_PRIORITY:
 		val = READ_ONCE(dsk->prio);
+		break;
+	case DLCP_RECVCOMPLETION:
+		val = READ_ONCE(dsk->recv_completion);
 		break;
 	case DLCP_SEGMENT_SIZE:
 		val = dlcp_segment_size(sk);

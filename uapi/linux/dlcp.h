@@ -57,12 +57,15 @@
  *			net.dlcp.unpriv_class need CAP_NET_ADMIN.
  * DLCP_MAX_MSG_SIZE	(get only) the largest message this socket may send
  *			(sysctl net.dlcp.max_msg_size).
+ * DLCP_RECVCOMPLETION	0 or 1: report the outcome of every message this
+ *			socket sends on its error queue (see "Completions").
  */
 #define DLCP_LOSS_BUDGET	1
 #define DLCP_SEGMENT_SIZE	2
 #define DLCP_LAYER		3
 #define DLCP_PRIORITY		4
 #define DLCP_MAX_MSG_SIZE	5
+#define DLCP_RECVCOMPLETION	6
 
 #define DLCP_PPM_MAX		1000000U
 
@@ -78,8 +81,13 @@
  * DLCP_CMSG_LOST	on recvmsg(): array of struct dlcp_range, the byte
  *			ranges of the message that were lost and zero-filled,
  *			in increasing order. Present only when bytes were lost.
- * DLCP_CMSG_CRITICAL	on sendmsg(): array of struct dlcp_range that must be
- *			delivered whatever the loss budget.
+ * DLCP_CMSG_CRITICAL	on sendmsg(): array of struct dlcp_range (at most
+ *			DLCP_MAX_CRIT_RANGES, each non-empty and inside the
+ *			message) that must be delivered whatever the loss
+ *			budget. A segment that overlaps a critical range is
+ *			critical as a whole.
+ * DLCP_CMSG_COMPLETION	on recvmsg(MSG_ERRQUEUE): struct sock_extended_err,
+ *			see "Completions".
  * DLCP_CMSG_SEG_CLASS	on sendmsg(): array of __u8, one importance class per
  *			segment of DLCP_SEGMENT_SIZE bytes.
  */
@@ -88,6 +96,9 @@
 #define DLCP_CMSG_LOST		3
 #define DLCP_CMSG_CRITICAL	4
 #define DLCP_CMSG_SEG_CLASS	5
+#define DLCP_CMSG_COMPLETION	6
+
+#define DLCP_MAX_CRIT_RANGES	1024
 
 /* Element types of a message's payload: segments hold whole elements. */
 enum dlcp_dtype {
@@ -181,6 +192,62 @@ struct dlcp_range {
 	__u32	len;
 };
 
+/*
+ * Loss budgets
+ * ------------
+ * A message's loss budget is the largest part of it, in parts per million
+ * of its length, that may be missing when it is delivered: budget bytes =
+ * floor(len * ppm / 1000000). The receiver delivers a message when every
+ * byte arrived, or when the sender has sent every byte once and the bytes
+ * still missing are within the budget and every critical byte arrived.
+ * Missing bytes read as zeros; DLCP_CMSG_RECV says how many
+ * (bytes_lost, status DLCP_RECV_LOSSY) and DLCP_CMSG_LOST exactly which.
+ * The sender retransmits lost bytes only while they exceed the budget, and
+ * critical bytes always. Budget 0 (the default) is exact, reliable delivery.
+ *
+ * Deadlines: with DLCP_MSG_HAS_DEADLINE, deadline_ms after sendmsg() the
+ * sender stops retransmitting and asks the receiver to finish: the message
+ * is delivered with what arrived if that is within its budget (and has
+ * every critical byte), otherwise the receiver drops it and the sender's
+ * completion reports ETIME.
+ *
+ * Completions
+ * -----------
+ * With DLCP_RECVCOMPLETION set, the outcome of every message sent is queued
+ * on the socket's error queue (at most DLCP_MAX_COMPLETIONS waiting; more
+ * are counted and dropped). recvmsg(MSG_ERRQUEUE) returns a struct
+ * dlcp_completion as data and a DLCP_CMSG_COMPLETION control message
+ * holding a struct sock_extended_err with ee_origin SO_EE_ORIGIN_LOCAL,
+ * ee_info the message id, ee_data the bytes the receiver gave up on, and
+ * ee_errno 0 (delivered), ETIME (deadline passed over budget) or ETIMEDOUT
+ * (no answer from the receiver within net.dlcp.msg_timeout_ms).
+ */
+#define DLCP_MAX_COMPLETIONS	4096
+
+/* dlcp_completion.status */
+#define DLCP_DONE_EXACT		0	/* delivered whole */
+#define DLCP_DONE_LOSSY		1	/* delivered within its loss budget */
+#define DLCP_DONE_DEADLINE	2	/* dropped: deadline passed over budget */
+#define DLCP_DONE_TIMEOUT	3	/* the receiver stopped answering */
+
+/**
+ * struct dlcp_completion - outcome of a sent message (error queue data)
+ * @msg_id:	the message's id (also in recv info at the receiver)
+ * @tensor_id:	as sent
+ * @iteration:	as sent
+ * @status:	DLCP_DONE_*
+ * @msg_len:	length in bytes
+ * @bytes_lost:	bytes the receiver delivered as zeros
+ */
+struct dlcp_completion {
+	__u32	msg_id;
+	__u32	tensor_id;
+	__u32	iteration;
+	__u32	status;
+	__u32	msg_len;
+	__u32	bytes_lost;
+};
+
 /* ------------------------------------------------------------------ */
 /* Wire format                                                         */
 /* ------------------------------------------------------------------ */
@@ -240,7 +307,9 @@ enum dlcp_pkt_type {
 #define DLCP_HF_CRITICAL	0x04	/* DATA: segment must be delivered */
 #define DLCP_HF_DROPPABLE	0x08	/* DATA: low magnitude, may be dropped */
 #define DLCP_HF_LAST		0x10	/* DATA: last segment of the first pass */
-#define DLCP_HF_ALL		0x1f
+#define DLCP_HF_FINAL		0x20	/* PROBE: deadline passed, finish now */
+#define DLCP_HF_FAILED		0x40	/* STOP: the message was dropped */
+#define DLCP_HF_ALL		0x7f
 
 /**
  * struct dlcp_hdr - common header of every DLCP packet
@@ -280,6 +349,9 @@ struct dlcp_hdr {
  * @reserved:	zero on send, ignored on receive
  * @msg_flags:	DLCP_MSG_* flags of the message
  * @tsval:	sender timestamp (microseconds), echoed in reports
+ * @crit_len:	bytes of the message in critical segments; the receiver
+ *		completes a message only when it has received that many
+ *		bytes from packets flagged DLCP_HF_CRITICAL
  */
 struct dlcp_data_hdr {
 	struct dlcp_hdr	common;
@@ -293,6 +365,7 @@ struct dlcp_data_hdr {
 	__be16	msg_flags;
 	__be16	reserved2;
 	__be32	tsval;
+	__be32	crit_len;
 };
 
 /* Report flags. */
@@ -357,7 +430,7 @@ struct dlcp_probe_hdr {
 };
 
 #define DLCP_HDR_LEN		20
-#define DLCP_DATA_HDR_LEN	48
+#define DLCP_DATA_HDR_LEN	52
 #define DLCP_REPORT_HDR_LEN	40
 #define DLCP_STOP_HDR_LEN	28
 #define DLCP_PROBE_HDR_LEN	28
@@ -473,6 +546,7 @@ dlcp_wire_check(const void *pkt, __u32 len, __u32 max_msg)
 			return DLCP_DROP_OFFSET;
 		if (d->dtype >= __DLCP_DTYPE_MAX ||
 		    dlcp_wire_get32(&d->budget_ppm) > DLCP_PPM_MAX ||
+		    dlcp_wire_get32(&d->crit_len) > msg_len ||
 		    (dlcp_wire_get16(&d->msg_flags) & ~DLCP_MSG_FLAGS_SEND))
 			return DLCP_DROP_FIELD;
 		break;
