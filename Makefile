@@ -49,6 +49,7 @@ module: $(DEPS_STAMP)
 
 userspace: $(DEPS_STAMP)
 	$(MAKE) -C userspace/tests
+	$(MAKE) -C userspace/demo
 
 selftests: $(DEPS_STAMP) deps-source
 	$(MAKE) -C selftests
@@ -86,7 +87,7 @@ checkpatch: deps-source
 sparse: $(DEPS_STAMP)
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod CONFIG_DLCP=m C=2 CHECK=sparse modules
 
-demo: module selftests
+demo: module userspace
 	tools/vm-run --timeout 900 -- tools/demo
 
 # ---------------------------------------------------------------------------
@@ -106,5 +107,6 @@ uninstall:
 clean:
 	$(MAKE) -C kmod KDIR=$(KDIR) clean
 	-$(MAKE) -C userspace/tests clean
+	-$(MAKE) -C userspace/demo clean
 	-$(MAKE) -C selftests clean
 	rm -rf build
