@@ -133,6 +133,8 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
 /* Per network namespace                                             */
 /* ---------------------------------------------------------------- */
 
+#define DLCP_MAX_CLASSES	8		/* priority classes */
+
 /**
  * struct dlcp_net - DLCP state of one network namespace
  * @mib:		per-CPU counters
@@ -146,6 +148,14 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
  * @init_cwnd:		net.dlcp.init_cwnd, initial window in segments
  * @max_cwnd:		net.dlcp.max_cwnd, largest window in segments
  * @ack_every:		net.dlcp.ack_every, data packets per report
+ * @prio_classes:	net.dlcp.prio_classes, number of priority classes
+ * @unpriv_class:	net.dlcp.unpriv_class, highest class without
+ *			CAP_NET_ADMIN
+ * @layer_width:	net.dlcp.layer_width, layers per class
+ * @class_dscp:		net.dlcp.class_dscp, DSCP of each class
+ * @ecn:		net.dlcp.ecn, send important packets ECT(0)
+ * @droppable_ppm:	net.dlcp.droppable_ppm, default fraction of the
+ *			segments of fp messages marked droppable
  */
 struct dlcp_net {
 	struct dlcp_mib __percpu	*mib;
@@ -159,6 +169,12 @@ struct dlcp_net {
 	int	init_cwnd;
 	int	max_cwnd;
 	int	ack_every;
+	int	prio_classes;
+	int	unpriv_class;
+	int	layer_width;
+	int	class_dscp[DLCP_MAX_CLASSES];
+	int	ecn;
+	int	droppable_ppm;
 };
 
 extern unsigned int dlcp_net_id;
@@ -291,6 +307,8 @@ enum dlcp_seg_state {
  * @crit_hint:	no critical segment below this index is DLCP_SEG_LOST
  * @deadline:	jiffies when the message must finish, 0 for none
  * @final:	the deadline passed: nothing is resent, PROBEs say FINAL
+ * @droppable:	bitmap of droppable (low-magnitude) segments, or NULL
+ * @ce_seen:	CE-marked bytes the receiver reported so far
  */
 struct dlcp_out_msg {
 	struct list_head	node;
@@ -320,7 +338,15 @@ struct dlcp_out_msg {
 	u32			crit_hint;
 	unsigned long		deadline;
 	bool			final;
+	unsigned long		*droppable;
+	u32			ce_seen;
 };
+
+static inline bool dlcp_seg_crit(const struct dlcp_out_msg *m, u32 seg)
+{
+	return (m->meta.flags & DLCP_MSG_CRITICAL) ||
+	       (m->crit && test_bit(seg, m->crit));
+}
 
 /**
  * struct dlcp_flight - one transmitted, unresolved segment
@@ -407,6 +433,32 @@ static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
 /* ---------------------------------------------------------------- */
 
 /**
+ * struct dlcp_cc - congestion control state of a socket (dlcp_cc.c)
+ * @alpha:		DCTCP's estimate of the marked fraction, 1024 = 1.0
+ * @cwnd_cnt:		segments acknowledged since cwnd last grew
+ * @round_start_us:	start of the current round
+ * @acked_segs:		segments acknowledged this round
+ * @acked_bytes:	payload bytes acknowledged this round
+ * @lost_segs:		segments found lost this round
+ * @ce_bytes:		bytes reported CE-marked this round
+ * @rto_us:		time of the last timeout reaction
+ * @base_rtt_us:	smallest round-trip time seen: the path without queue
+ * @round_rtt_us:	smallest round-trip time seen this round
+ */
+struct dlcp_cc {
+	u32	alpha;
+	u32	cwnd_cnt;
+	u32	round_start_us;
+	u32	acked_segs;
+	u32	acked_bytes;
+	u32	lost_segs;
+	u32	ce_bytes;
+	u32	rto_us;
+	u32	base_rtt_us;
+	u32	round_rtt_us;
+};
+
+/**
  * struct dlcp_sock - a DLCP socket
  * @inet:		inet socket, must be first
  * @lock:		protects the fields below (see Locking above)
@@ -421,8 +473,7 @@ static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
  * @flight_live:	unresolved entries in @flight: what cwnd limits
  * @flight_cap:		size of @flight (net.dlcp.max_cwnd at first send)
  * @cwnd:		congestion window in segments
- * @cwnd_cnt:		segments acknowledged since @cwnd last grew
- * @recover_us:		no window decrease for losses sent before this
+ * @cc:			congestion control state
  * @srtt_us:		smoothed round-trip time, 0 before the first sample
  * @rttvar_us:		round-trip time variation
  * @next_xmit_ns:	pacing: earliest time of the next transmission
@@ -433,6 +484,7 @@ static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
  * @loss_budget_ppm:	DLCP_LOSS_BUDGET
  * @layer:		DLCP_LAYER
  * @prio:		DLCP_PRIORITY
+ * @prio_set:		DLCP_PRIORITY was set; else classes follow layers
  * @recv_completion:	DLCP_RECVCOMPLETION
  * @dead:		closing: timers must not re-arm, packets are dropped
  */
@@ -451,8 +503,7 @@ struct dlcp_sock {
 	u32			flight_live;
 	u32			flight_cap;
 	u32			cwnd;
-	u32			cwnd_cnt;
-	u32			recover_us;
+	struct dlcp_cc		cc;
 	u32			srtt_us;
 	u32			rttvar_us;
 	u64			next_xmit_ns;
@@ -465,6 +516,7 @@ struct dlcp_sock {
 	u32			loss_budget_ppm;
 	u16			layer;
 	u8			prio;
+	bool			prio_set;
 	bool			recv_completion;
 	bool			dead;
 };
@@ -523,6 +575,19 @@ int dlcp_err(struct sk_buff *skb, u32 info);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now);
 void dlcp_in_purge(struct sock *sk);
 void dlcp_delivery_free(struct dlcp_delivery *d);
+
+/* dlcp_cc.c */
+void dlcp_cc_init(struct sock *sk);
+void dlcp_cc_on_report(struct sock *sk, u32 acked, u32 acked_bytes, u32 lost,
+		       u32 ce_bytes);
+void dlcp_cc_on_timeout(struct sock *sk);
+void dlcp_cc_on_rtt(struct sock *sk, u32 rtt_us);
+
+/* dlcp_prio.c */
+u8 dlcp_layer_class(const struct dlcp_net *dn, u32 layer);
+u8 dlcp_pkt_tos(const struct dlcp_net *dn, u8 cls, bool droppable);
+int dlcp_mark_droppable(struct dlcp_out_msg *m, u32 ppm);
+int dlcp_set_seg_classes(struct dlcp_out_msg *m, const u8 *cls, u32 n);
 
 /* dlcp_timer.c */
 void dlcp_timer_init(struct sock *sk);

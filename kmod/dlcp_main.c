@@ -38,7 +38,7 @@ static struct inet_protosw dlcp_protosw = {
 static int __net_init dlcp_net_init(struct net *net)
 {
 	struct dlcp_net *dn = dlcp_pernet(net);
-	int err;
+	int i, err;
 
 	dn->max_msg_size = 64 << 20;
 	dn->loss_budget_ppm = 0;
@@ -49,6 +49,13 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->init_cwnd = 32;
 	dn->max_cwnd = 512;
 	dn->ack_every = 4;
+	dn->prio_classes = DLCP_MAX_CLASSES;
+	dn->unpriv_class = 1;
+	dn->layer_width = 1;
+	for (i = 0; i < DLCP_MAX_CLASSES; i++)
+		dn->class_dscp[i] = (DLCP_MAX_CLASSES - 1 - i) << 3;	/* CS7..CS0 */
+	dn->ecn = 1;
+	dn->droppable_ppm = 0;
 
 	dn->mib = alloc_percpu(struct dlcp_mib);
 	if (!dn->mib)

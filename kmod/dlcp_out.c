@@ -19,10 +19,9 @@
  * deadlines, and gives up on a receiver that went silent.
  *
  * Window: the number of unresolved segments of the socket is limited by
- * cwnd: additive increase of one segment per window acknowledged, halved
- * at most once per round trip when losses are reported. Transmissions are
- * paced at twice cwnd per smoothed round trip. This is deliberately simple;
- * the congestion control of the priority work replaces it.
+ * cwnd (dlcp_cc.c), and transmissions are paced at twice cwnd per smoothed
+ * round trip. Every packet is tagged with its class's DSCP and
+ * skb->priority and an ECN codepoint by its importance (dlcp_prio.c).
  */
 #include <linux/bitmap.h>
 #include <linux/errqueue.h>
@@ -32,8 +31,6 @@
 #include <net/route.h>
 #include <net/sock.h>
 #include "dlcp_impl.h"
-
-#define DLCP_CWND_MIN	4
 
 /* Route @m to its destination: sets saddr, dst and seg_size. */
 int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m)
@@ -115,8 +112,10 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
  * add the IP header and send it over @dst (a reference is taken).
  */
 static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
-			 struct dst_entry *dst, __be32 saddr, __be32 daddr)
+			 struct dst_entry *dst, __be32 saddr, __be32 daddr,
+			 u8 cls, bool droppable)
 {
+	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	struct net *net = sock_net(sk);
 	struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
 	struct inet_sock *inet = inet_sk(sk);
@@ -131,7 +130,7 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 	iph = ip_hdr(skb);
 	iph->version = 4;
 	iph->ihl = 5;
-	iph->tos = inet->tos;
+	iph->tos = dlcp_pkt_tos(dn, cls, droppable);
 	iph->frag_off = htons(IP_DF);
 	ttl = inet->uc_ttl;
 	iph->ttl = ttl < 0 ? ip4_dst_hoplimit(dst) : ttl;
@@ -140,7 +139,7 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 	iph->daddr = daddr;
 	iph->tot_len = htons(skb->len);
 	skb->protocol = htons(ETH_P_IP);
-	skb->priority = READ_ONCE(sk->sk_priority);
+	skb->priority = DLCP_MAX_CLASSES - 1 - cls;
 	skb->mark = READ_ONCE(sk->sk_mark);
 	skb_dst_set(skb, dst_clone(dst));
 	ip_select_ident(net, skb, NULL);
@@ -172,7 +171,8 @@ int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
 		kfree_skb(skb);
 		return PTR_ERR(rt);
 	}
-	err = dlcp_xmit_skb(sk, skb, &rt->dst, fl4.saddr, daddr);
+	/* control packets go in the highest class */
+	err = dlcp_xmit_skb(sk, skb, &rt->dst, fl4.saddr, daddr, 0, false);
 	ip_rt_put(rt);
 	return err;
 }
@@ -211,8 +211,11 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 {
 	u32 off = seg * m->seg_size, plen = dlcp_seg_len(m, seg);
 	u32 len = DLCP_DATA_HDR_LEN + plen;
+	bool crit = flags & DLCP_HF_CRITICAL;
+	bool droppable = flags & DLCP_HF_DROPPABLE;
 	struct dlcp_data_hdr *d;
 	struct sk_buff *skb;
+	u8 cls;
 
 	if (!dlcp_out_dst_ok(sk, m))
 		return -EHOSTUNREACH;
@@ -236,7 +239,10 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	d->tsval = htonl(dlcp_now_us());
 	d->crit_len = htonl(m->crit_len);
 	dlcp_buf_to_skb(&m->buf, off, plen, d + 1);
-	return dlcp_xmit_skb(sk, skb, m->dst, m->saddr, m->daddr);
+	/* retransmissions of critical data go in the highest class */
+	cls = crit && (flags & DLCP_HF_RETRANS) ? 0 : m->meta.prio;
+	return dlcp_xmit_skb(sk, skb, m->dst, m->saddr, m->daddr, cls,
+			     droppable);
 }
 
 static struct dlcp_flight *dlcp_flight_at(struct dlcp_sock *dsk, u32 i)
@@ -269,12 +275,6 @@ static void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)
 	f->msg->inflight--;
 	f->msg = NULL;
 	dsk->flight_live--;
-}
-
-static bool dlcp_seg_crit(const struct dlcp_out_msg *m, u32 seg)
-{
-	return (m->meta.flags & DLCP_MSG_CRITICAL) ||
-	       (m->crit && test_bit(seg, m->crit));
 }
 
 static void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state)
@@ -391,6 +391,8 @@ void dlcp_out_push(struct sock *sk)
 				flags |= DLCP_HF_RETRANS;
 			if (dlcp_seg_crit(m, seg))
 				flags |= DLCP_HF_CRITICAL;
+			else if (m->droppable && test_bit(seg, m->droppable))
+				flags |= DLCP_HF_DROPPABLE;
 			if (seg == m->nsegs - 1)
 				flags |= DLCP_HF_ACKREQ | (rtx ? 0 : DLCP_HF_LAST);
 			if (dlcp_out_send_seg(sk, m, seg, flags))
@@ -434,6 +436,7 @@ void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	dst_release(m->dst);
 	dlcp_buf_free(&m->buf);
 	bitmap_free(m->crit);
+	bitmap_free(m->droppable);
 	kvfree(m->seg);
 	kfree(m);
 }
@@ -503,6 +506,7 @@ static void dlcp_rtt_sample(struct dlcp_sock *dsk, u32 tsecr)
 
 	if (!tsecr || rtt <= 0 || rtt > 60 * USEC_PER_SEC)
 		return;
+	dlcp_cc_on_rtt(&dsk->inet.sk, rtt);
 	if (!dsk->srtt_us) {
 		dsk->srtt_us = rtt;
 		dsk->rttvar_us = rtt / 2;
@@ -513,29 +517,6 @@ static void dlcp_rtt_sample(struct dlcp_sock *dsk, u32 tsecr)
 		dsk->rttvar_us += (abs(err) - (s32)dsk->rttvar_us) / 4;
 	}
 	dsk->srtt_us = max_t(u32, dsk->srtt_us, 1);
-}
-
-static void dlcp_cwnd_on_ack(struct sock *sk, u32 acked)
-{
-	struct dlcp_sock *dsk = dlcp_sk(sk);
-	u32 max = min_t(u32, READ_ONCE(dlcp_pernet(sock_net(sk))->max_cwnd),
-			dsk->flight_cap);
-
-	dsk->cwnd_cnt += acked;
-	if (dsk->cwnd_cnt >= dsk->cwnd) {
-		dsk->cwnd_cnt -= dsk->cwnd;
-		if (dsk->cwnd < max)
-			dsk->cwnd++;
-	}
-}
-
-static void dlcp_cwnd_on_loss(struct dlcp_sock *dsk, u32 sent_us)
-{
-	if ((s32)(sent_us - dsk->recover_us) < 0)
-		return;		/* already reacted to this round trip */
-	dsk->cwnd = max_t(u32, dsk->cwnd / 2, DLCP_CWND_MIN);
-	dsk->cwnd_cnt = 0;
-	dsk->recover_us = dlcp_now_us();
 }
 
 /* Is byte range [s, e) disjoint from every gap in @g[0..n)? */
@@ -590,7 +571,8 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
 	u32 n = ntohs(r->ngaps), scan_end = ntohl(r->scan_end);
-	u32 i, acked = 0, now = dlcp_now_us(), reorder;
+	u32 i, acked = 0, acked_bytes = 0, lost = 0, ce;
+	u32 now = dlcp_now_us(), reorder;
 	struct dlcp_out_msg *m;
 
 	m = dlcp_out_find(dsk, &r->common, ip_hdr(skb)->saddr);
@@ -616,10 +598,11 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 		if (dlcp_gaps_miss(g, n, s, e)) {
 			dlcp_seg_set(m, f->seg, DLCP_SEG_ACKED);
 			acked++;
+			acked_bytes += e - s;
 		} else if ((s32)(now - f->sent_us) > (s32)reorder) {
 			dlcp_seg_set(m, f->seg, DLCP_SEG_LOST);
 			DLCP_INC_STATS(net, DLCP_MIB_RETRANS_REPORTED);
-			dlcp_cwnd_on_loss(dsk, f->sent_us);
+			lost++;
 		} else {
 			continue;
 		}
@@ -628,8 +611,10 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	dlcp_flight_tidy(dsk);
 	if (r->rflags & DLCP_RF_PROBED)
 		dlcp_out_resync(m, g, n, scan_end);
-	if (acked)
-		dlcp_cwnd_on_ack(sk, acked);
+	ce = ntohl(r->ce_bytes);
+	ce = ce > m->ce_seen ? ce - m->ce_seen : 0;
+	m->ce_seen += ce;
+	dlcp_cc_on_report(sk, acked, acked_bytes, lost, ce);
 	dlcp_out_push(sk);
 }
 
@@ -692,10 +677,8 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		timed_out = true;
 	}
 	dlcp_flight_tidy(dsk);
-	if (timed_out) {
-		dsk->cwnd = max_t(u32, dsk->cwnd / 2, DLCP_CWND_MIN);
-		dsk->recover_us = now_us;
-	}
+	if (timed_out)
+		dlcp_cc_on_timeout(sk);
 
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
 		unsigned long quiet = now - m->last_heard;

@@ -251,11 +251,27 @@ static unsigned int dlcp_dtype_size(unsigned int dtype)
 	}
 }
 
+/* May @sk use class @cls? EINVAL out of range, EPERM without privilege. */
+static int dlcp_check_class(struct sock *sk, int cls)
+{
+	struct net *net = sock_net(sk);
+	const struct dlcp_net *dn = dlcp_pernet(net);
+
+	if (cls < 0 || cls >= READ_ONCE(dn->prio_classes))
+		return -EINVAL;
+	if (cls < READ_ONCE(dn->unpriv_class) &&
+	    !ns_capable(net->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	return 0;
+}
+
 static bool dlcp_send_info_valid(const struct dlcp_send_info *si)
 {
-	return !(si->flags & ~DLCP_MSG_FLAGS_SEND) && !si->reserved0 &&
-	       !si->reserved1 && !si->reserved[0] && !si->reserved[1] &&
-	       si->dtype < __DLCP_DTYPE_MAX &&
+	return !(si->flags & ~DLCP_MSG_FLAGS_SEND) && !si->reserved1 &&
+	       !si->reserved && si->dtype < __DLCP_DTYPE_MAX &&
+	       ((si->flags & DLCP_MSG_HAS_PRIO) || !si->prio) &&
+	       (!(si->flags & DLCP_MSG_HAS_DROPPABLE) ?
+		!si->droppable_ppm : si->droppable_ppm <= DLCP_PPM_MAX) &&
 	       (!(si->flags & DLCP_MSG_HAS_BUDGET) ||
 		si->loss_budget_ppm <= DLCP_PPM_MAX) &&
 	       (!(si->flags & DLCP_MSG_HAS_DEADLINE) || si->deadline_ms);
@@ -266,11 +282,17 @@ static bool dlcp_send_info_valid(const struct dlcp_send_info *si)
  * @crit:	critical ranges (in the kernel copy of the control buffer)
  * @nr_crit:	number of @crit ranges
  * @deadline_ms: delivery deadline, with DLCP_MSG_HAS_DEADLINE
+ * @seg_cls:	per-segment importance classes, or NULL
+ * @nr_seg_cls:	number of @seg_cls entries
+ * @droppable_ppm: fraction of segments to make droppable, or -1: sysctl
  */
 struct dlcp_send_args {
 	const struct dlcp_range	*crit;
 	u32			nr_crit;
 	u32			deadline_ms;
+	const u8		*seg_cls;
+	u32			nr_seg_cls;
+	s32			droppable_ppm;
 };
 
 static int dlcp_parse_crit(struct cmsghdr *cmsg, u32 len,
@@ -293,7 +315,7 @@ static int dlcp_parse_crit(struct cmsghdr *cmsg, u32 len,
 }
 
 /* Parse the control messages of a sendmsg() of @len bytes. */
-static int dlcp_parse_cmsgs(struct msghdr *msg, u32 len,
+static int dlcp_parse_cmsgs(struct sock *sk, struct msghdr *msg, u32 len,
 			    struct dlcp_meta *meta, struct dlcp_send_args *args)
 {
 	bool have_info = false;
@@ -325,6 +347,14 @@ static int dlcp_parse_cmsgs(struct msghdr *msg, u32 len,
 				meta->budget_ppm = si.loss_budget_ppm;
 			if (si.flags & DLCP_MSG_HAS_DEADLINE)
 				args->deadline_ms = si.deadline_ms;
+			if (si.flags & DLCP_MSG_HAS_DROPPABLE)
+				args->droppable_ppm = si.droppable_ppm;
+			if (si.flags & DLCP_MSG_HAS_PRIO) {
+				err = dlcp_check_class(sk, si.prio);
+				if (err)
+					return err;
+				meta->prio = si.prio;
+			}
 			break;
 		case DLCP_CMSG_CRITICAL:
 			err = dlcp_parse_crit(cmsg, len, args);
@@ -332,7 +362,11 @@ static int dlcp_parse_cmsgs(struct msghdr *msg, u32 len,
 				return err;
 			break;
 		case DLCP_CMSG_SEG_CLASS:
-			return -EOPNOTSUPP;	/* not implemented yet */
+			if (args->seg_cls || cmsg->cmsg_len <= CMSG_LEN(0))
+				return -EINVAL;
+			args->seg_cls = CMSG_DATA(cmsg);
+			args->nr_seg_cls = cmsg->cmsg_len - CMSG_LEN(0);
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -439,7 +473,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct inet_sock *inet = inet_sk(sk);
 	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
-	struct dlcp_send_args args = { };
+	struct dlcp_send_args args = { .droppable_ppm = -1 };
 	struct dlcp_out_msg *m;
 	__be32 daddr;
 	__be16 dport;
@@ -481,7 +515,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	m->meta.prio = dsk->prio;
 	spin_unlock_bh(&dsk->lock);
 
-	err = dlcp_parse_cmsgs(msg, len, &m->meta, &args);
+	err = dlcp_parse_cmsgs(sk, msg, len, &m->meta, &args);
 	if (err)
 		goto free_msg;
 	if (len % dlcp_dtype_size(m->meta.dtype)) {
@@ -506,11 +540,22 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	err = dlcp_mark_crit(m, &args);
 	if (err)
 		goto free_msg;
+	if (args.seg_cls) {
+		err = dlcp_set_seg_classes(m, args.seg_cls, args.nr_seg_cls);
+		if (err)
+			goto free_msg;
+	}
+	if (!dsk->prio_set && !(m->meta.flags & DLCP_MSG_HAS_PRIO))
+		m->meta.prio = dlcp_layer_class(dn, m->meta.layer);
 	m->budget_bytes = dlcp_budget_bytes(m->len, m->meta.budget_ppm);
 	err = dlcp_reserve_snd(sk, len, msg->msg_flags & MSG_DONTWAIT);
 	if (err)
 		goto free_msg;
 	err = dlcp_buf_from_iter(&m->buf, &msg->msg_iter);
+	if (!err && !args.seg_cls)
+		err = dlcp_mark_droppable(m, args.droppable_ppm >= 0 ?
+					  args.droppable_ppm :
+					  READ_ONCE(dn->droppable_ppm));
 	if (err) {
 		dlcp_unreserve_snd(sk, len);
 		goto free_msg;
@@ -538,6 +583,7 @@ free_msg:
 	dst_release(m->dst);
 	dlcp_buf_free(&m->buf);
 	bitmap_free(m->crit);
+	bitmap_free(m->droppable);
 	kvfree(m->seg);
 	kfree(m);
 	return err;
@@ -606,6 +652,25 @@ static __poll_t dlcp_poll(struct file *file, struct socket *sock,
 	return mask;
 }
 
+/* DLCP_PRIORITY: a class, or -1 to derive classes from layers again. */
+static int dlcp_set_prio(struct sock *sk, int val)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	int err = dlcp_check_class(sk, val);
+
+	if (val == -1) {
+		WRITE_ONCE(dsk->prio_set, false);
+		return 0;
+	}
+	if (err)
+		return err;
+	spin_lock_bh(&dsk->lock);
+	dsk->prio = val;
+	dsk->prio_set = true;
+	spin_unlock_bh(&dsk->lock);
+	return 0;
+}
+
 static int dlcp_setsockopt(struct sock *sk, int level, int optname,
 			   sockptr_t optval, unsigned int optlen)
 {
@@ -633,10 +698,7 @@ static int dlcp_setsockopt(struct sock *sk, int level, int optname,
 		WRITE_ONCE(dsk->layer, val);
 		return 0;
 	case DLCP_PRIORITY:
-		if (val < 0 || val > 7)
-			return -EINVAL;
-		WRITE_ONCE(dsk->prio, val);
-		return 0;
+		return dlcp_set_prio(sk, val);
 	case DLCP_RECVCOMPLETION:
 		if (val < 0 || val > 1)
 			return -EINVAL;
@@ -688,7 +750,7 @@ static int dlcp_getsockopt(struct sock *sk, int level, int optname,
 		val = READ_ONCE(dsk->layer);
 		break;
 	case DLCP_PRIORITY:
-		val = READ_ONCE(dsk->prio);
+		val = READ_ONCE(dsk->prio_set) ? READ_ONCE(dsk->prio) : -1;
 		break;
 	case DLCP_RECVCOMPLETION:
 		val = READ_ONCE(dsk->recv_completion);
@@ -721,7 +783,7 @@ static int dlcp_init_sock(struct sock *sk)
 		INIT_HLIST_HEAD(&dsk->in_hash[i]);
 	dsk->next_msg_id = get_random_u32();
 	dsk->loss_budget_ppm = READ_ONCE(dn->loss_budget_ppm);
-	dsk->cwnd = READ_ONCE(dn->init_cwnd);
+	dlcp_cc_init(sk);
 	sock_set_flag(sk, SOCK_RCU_FREE);
 	sk->sk_write_space = dlcp_write_space;
 	dlcp_timer_init(sk);

@@ -16,6 +16,10 @@ static int dlcp_int_max = INT_MAX;
 static int dlcp_timeout_max = 3600 * 1000;
 static int dlcp_cwnd_hard = DLCP_CWND_HARD;
 static int dlcp_ack_max = 64;
+static int dlcp_classes_max = DLCP_MAX_CLASSES;
+static int dlcp_class_last = DLCP_MAX_CLASSES - 1;
+static int dlcp_dscp_max = 63;
+static int dlcp_u16_max = U16_MAX;
 
 #define DLCP_SYSCTL(_name, _min, _max)				\
 	{							\
@@ -41,6 +45,20 @@ static struct ctl_table dlcp_sysctl_table[] = {
 	DLCP_SYSCTL(init_cwnd, &dlcp_one, &dlcp_cwnd_hard),
 	DLCP_SYSCTL(max_cwnd, &dlcp_one, &dlcp_cwnd_hard),
 	DLCP_SYSCTL(ack_every, &dlcp_one, &dlcp_ack_max),
+	DLCP_SYSCTL(prio_classes, &dlcp_one, &dlcp_classes_max),
+	DLCP_SYSCTL(unpriv_class, SYSCTL_ZERO, &dlcp_class_last),
+	DLCP_SYSCTL(layer_width, &dlcp_one, &dlcp_u16_max),
+	{
+		.procname	= "class_dscp",
+		.data		= &init_dlcp_net.class_dscp,
+		.maxlen		= sizeof(init_dlcp_net.class_dscp),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &dlcp_dscp_max,
+	},
+	DLCP_SYSCTL(ecn, SYSCTL_ZERO, SYSCTL_ONE),
+	DLCP_SYSCTL(droppable_ppm, SYSCTL_ZERO, &dlcp_ppm_max),
 	{ }
 };
 

@@ -89,7 +89,11 @@
  * DLCP_CMSG_COMPLETION	on recvmsg(MSG_ERRQUEUE): struct sock_extended_err,
  *			see "Completions".
  * DLCP_CMSG_SEG_CLASS	on sendmsg(): array of __u8, one importance class per
- *			segment of DLCP_SEGMENT_SIZE bytes.
+ *			segment (DLCP_SEG_IMPORTANT or DLCP_SEG_DROPPABLE),
+ *			exactly one per segment of DLCP_SEGMENT_SIZE bytes
+ *			(rounded down to whole elements of the dtype).
+ *			Droppable segments go out Not-ECT so that a RED/ECN
+ *			queue drops them first; critical ones never are.
  */
 #define DLCP_CMSG_SEND		1
 #define DLCP_CMSG_RECV		2
@@ -99,6 +103,10 @@
 #define DLCP_CMSG_COMPLETION	6
 
 #define DLCP_MAX_CRIT_RANGES	1024
+
+/* Per-segment importance classes (DLCP_CMSG_SEG_CLASS). */
+#define DLCP_SEG_IMPORTANT	0
+#define DLCP_SEG_DROPPABLE	1
 
 /* Element types of a message's payload: segments hold whole elements. */
 enum dlcp_dtype {
@@ -116,18 +124,27 @@ enum dlcp_dtype {
 #define DLCP_MSG_HAS_BUDGET	0x0002	/* loss_budget_ppm overrides socket */
 #define DLCP_MSG_HAS_LAYER	0x0004	/* layer overrides socket default */
 #define DLCP_MSG_HAS_DEADLINE	0x0008	/* deadline_ms is valid */
-#define DLCP_MSG_FLAGS_SEND	0x000f	/* flags a sender may set */
+#define DLCP_MSG_HAS_PRIO	0x0010	/* prio overrides socket and layer */
+#define DLCP_MSG_HAS_DROPPABLE	0x0020	/* droppable_ppm overrides sysctl */
+#define DLCP_MSG_FLAGS_SEND	0x003f	/* flags a sender may set */
 
 /**
  * struct dlcp_send_info - DLCP_CMSG_SEND payload
  * @tensor_id:		application's tensor or bucket identifier (opaque)
  * @iteration:		training iteration (opaque)
- * @layer:		layer index; selects the priority class
+ * @layer:		layer index; selects the priority class (layer 0, the
+ *			input side, first) unless a class is given
  * @dtype:		enum dlcp_dtype of the payload
- * @reserved0:		must be zero
+ * @prio:		priority class, with DLCP_MSG_HAS_PRIO (else zero);
+ *			classes below net.dlcp.unpriv_class need
+ *			CAP_NET_ADMIN (EPERM)
  * @flags:		DLCP_MSG_* flags
+ * @reserved1:		must be zero
  * @loss_budget_ppm:	loss budget, with DLCP_MSG_HAS_BUDGET
- * @deadline_ms:	delivery deadline, with DLCP_MSG_HAS_DEADLINE
+ * @deadline_ms:	delivery deadline, with DLCP_MSG_HAS_DEADLINE (> 0)
+ * @droppable_ppm:	with DLCP_MSG_HAS_DROPPABLE (else zero): fraction of
+ *			the segments of an fp32/fp16/bf16 message, those with
+ *			the smallest magnitudes, to send droppable
  * @reserved:		must be zero
  */
 struct dlcp_send_info {
@@ -135,12 +152,13 @@ struct dlcp_send_info {
 	__u32	iteration;
 	__u16	layer;
 	__u8	dtype;
-	__u8	reserved0;
+	__u8	prio;
 	__u16	flags;
 	__u16	reserved1;
 	__u32	loss_budget_ppm;
 	__u32	deadline_ms;
-	__u32	reserved[2];
+	__u32	droppable_ppm;
+	__u32	reserved;
 };
 
 /* Outcome of a received message (dlcp_recv_info.status). */

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP congestion control.
+ *
+ * The algorithm, per socket (all of its destinations share one window):
+ *
+ *  - The window cwnd counts unresolved segments (the flight ring). It
+ *    grows by one segment per window of segments acknowledged (additive
+ *    increase), up to net.dlcp.max_cwnd.
+ *  - Time is cut into rounds of one smoothed round-trip time. In each
+ *    round the sender adds up the payload bytes acknowledged, the bytes the
+ *    receiver saw ECN CE-marked (echoed in every REPORT as a per-message
+ *    cumulative count), and the segments acknowledged and found lost.
+ *  - ECN, as DCTCP: at the end of a round, F = CE bytes / bytes acked and
+ *    alpha <- (1 - g) alpha + g F with g = 1/16; if the round saw any CE
+ *    mark, cwnd <- cwnd (1 - alpha / 2).
+ *  - Queueing delay, for paths without ECN (as MLT's delay-based
+ *    control): if even the smallest round-trip time sampled in a round
+ *    exceeds the path's base (minimum) round-trip time by more than
+ *    max(base, DLCP_QDELAY_TARGET_US), a queue is building: cwnd <- 7/8
+ *    cwnd.
+ *  - Loss is expected and budgeted, so it must not collapse the rate:
+ *    random losses below 1/8 of a round's segments do not reduce the
+ *    window. Above that (a drop-tail queue overflowing), the round halves
+ *    cwnd once. A retransmission timeout halves it too.
+ *  - cwnd never falls below DLCP_CWND_MIN. Transmissions are paced at
+ *    twice cwnd per smoothed round trip (dlcp_out.c).
+ *
+ * Important packets are sent ECN-capable (ECT(0)) and droppable ones
+ * Not-ECT (dlcp_prio.c): a RED queue with ECN marks the former and drops
+ * the latter, so congestion costs droppable gradients first and the marks
+ * slow the sender down before queues overflow.
+ */
+#include "dlcp_impl.h"
+
+#define DLCP_CWND_MIN		4
+#define DLCP_ALPHA_ONE		1024	/* fixed-point 1.0 for alpha */
+#define DLCP_ALPHA_G_SHIFT	4	/* g = 1/16 */
+#define DLCP_QDELAY_TARGET_US	1000	/* tolerated queueing delay */
+
+void dlcp_cc_init(struct sock *sk)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+
+	dsk->cwnd = READ_ONCE(dlcp_pernet(sock_net(sk))->init_cwnd);
+	dsk->cc.alpha = DLCP_ALPHA_ONE;
+	dsk->cc.base_rtt_us = U32_MAX;
+	dsk->cc.round_rtt_us = U32_MAX;
+}
+
+/* A round-trip time sample. */
+void dlcp_cc_on_rtt(struct sock *sk, u32 rtt_us)
+{
+	struct dlcp_cc *cc = &dlcp_sk(sk)->cc;
+
+	cc->base_rtt_us = min(cc->base_rtt_us, rtt_us);
+	cc->round_rtt_us = min(cc->round_rtt_us, rtt_us);
+}
+
+static u32 dlcp_cwnd_max(const struct dlcp_sock *dsk)
+{
+	u32 max = READ_ONCE(dlcp_pernet(sock_net(&dsk->inet.sk))->max_cwnd);
+
+	return dsk->flight_cap ? min(max, dsk->flight_cap) : max;
+}
+
+static void dlcp_cc_set(struct dlcp_sock *dsk, u32 cwnd)
+{
+	dsk->cwnd = clamp_t(u32, cwnd, DLCP_CWND_MIN, dlcp_cwnd_max(dsk));
+	dsk->cc.cwnd_cnt = 0;
+}
+
+/* Close the current round: apply the ECN and loss reactions. */
+static void dlcp_cc_round_end(struct dlcp_sock *dsk, u32 now_us)
+{
+	struct dlcp_cc *cc = &dsk->cc;
+	u32 f = 0;
+
+	if (cc->acked_bytes)
+		f = div_u64((u64)min(cc->ce_bytes, cc->acked_bytes) *
+			    DLCP_ALPHA_ONE, cc->acked_bytes);
+	cc->alpha = cc->alpha - (cc->alpha >> DLCP_ALPHA_G_SHIFT) +
+		    (f >> DLCP_ALPHA_G_SHIFT);
+	if (cc->ce_bytes)
+		dlcp_cc_set(dsk, dsk->cwnd -
+			    (u32)div_u64((u64)dsk->cwnd * cc->alpha,
+					 2 * DLCP_ALPHA_ONE));
+	else if (cc->lost_segs * 8 > cc->lost_segs + cc->acked_segs)
+		dlcp_cc_set(dsk, dsk->cwnd / 2);
+	else if (cc->round_rtt_us != U32_MAX &&
+		 cc->round_rtt_us - cc->base_rtt_us >
+		 max_t(u32, cc->base_rtt_us, DLCP_QDELAY_TARGET_US))
+		dlcp_cc_set(dsk, dsk->cwnd - dsk->cwnd / 8);
+	cc->round_rtt_us = U32_MAX;
+	cc->ce_bytes = 0;
+	cc->acked_bytes = 0;
+	cc->acked_segs = 0;
+	cc->lost_segs = 0;
+	cc->round_start_us = now_us;
+}
+
+/*
+ * A REPORT resolved @acked segments (@acked_bytes of payload) and found
+ * @lost segments lost; @ce_bytes more bytes arrived CE-marked.
+ */
+void dlcp_cc_on_report(struct sock *sk, u32 acked, u32 acked_bytes, u32 lost,
+		       u32 ce_bytes)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_cc *cc = &dsk->cc;
+	u32 now = dlcp_now_us();
+
+	cc->acked_segs += acked;
+	cc->acked_bytes += acked_bytes;
+	cc->lost_segs += lost;
+	cc->ce_bytes += ce_bytes;
+
+	cc->cwnd_cnt += acked;
+	if (cc->cwnd_cnt >= dsk->cwnd) {
+		cc->cwnd_cnt -= dsk->cwnd;
+		if (dsk->cwnd < dlcp_cwnd_max(dsk))
+			dsk->cwnd++;
+	}
+	if (dsk->srtt_us && (s32)(now - cc->round_start_us) >=
+	    (s32)dsk->srtt_us)
+		dlcp_cc_round_end(dsk, now);
+}
+
+/* The guard timer presumed segments lost: halve, at most once a round. */
+void dlcp_cc_on_timeout(struct sock *sk)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	u32 now = dlcp_now_us();
+
+	if ((s32)(now - dsk->cc.rto_us) < (s32)dsk->srtt_us)
+		return;
+	dsk->cc.rto_us = now;
+	dlcp_cc_set(dsk, dsk->cwnd / 2);
+}
