@@ -5,7 +5,7 @@
  * Files and their concerns:
  *   dlcp_main.c	module init/exit, protocol registration, per-netns state
  *   dlcp_sysctl.c	net.dlcp.* sysctls
- *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets}
+ *   dlcp_proc.c	/proc/net/dlcp/snmp
  *   dlcp_sock.c	socket calls, port table, control messages
  *   dlcp_out.c		the sender: segmentation, transmission, window and
  *			pacing, reaction to REPORT and STOP
@@ -85,6 +85,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_DROP_RANGES,		/* too many disjoint ranges */
 	DLCP_MIB_DROP_CLOSED,		/* socket closing */
 	DLCP_MIB_DROP_MISMATCH,		/* packet disagrees with message state */
+	DLCP_MIB_DROP_NOT_HOST,		/* not addressed to this host */
 	DLCP_MIB_DROP_UNKNOWN_MSG,	/* report/stop for no outgoing message */
 	DLCP_MIB_IN_PKTS,
 	DLCP_MIB_OUT_PKTS,

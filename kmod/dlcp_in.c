@@ -499,7 +499,7 @@ int dlcp_rcv(struct sk_buff *skb)
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_PKTS);
 	if (skb->pkt_type != PACKET_HOST)
-		return dlcp_drop(net, skb, DLCP_MIB_DROP_MISMATCH);
+		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOT_HOST);
 	if (skb->len < DLCP_HDR_LEN)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_SHORT);
 	if (!dlcp_pull_hdr(skb))

@@ -95,7 +95,8 @@ static int __init dlcp_init(void)
 {
 	int err;
 
-	if (dlcp_ipproto <= 0 || dlcp_ipproto >= IPPROTO_MAX ||
+	/* an IP protocol number is one byte; 255 is reserved */
+	if (dlcp_ipproto <= 0 || dlcp_ipproto >= 255 ||
 	    dlcp_ipproto == IPPROTO_RAW) {
 		pr_err("dlcp: invalid ipproto %d\n", dlcp_ipproto);
 		return -EINVAL;

@@ -26,6 +26,7 @@ const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
 	[DLCP_MIB_DROP_RANGES]		= "DlcpDropRanges",
 	[DLCP_MIB_DROP_CLOSED]		= "DlcpDropClosed",
 	[DLCP_MIB_DROP_MISMATCH]	= "DlcpDropMismatch",
+	[DLCP_MIB_DROP_NOT_HOST]	= "DlcpDropNotHost",
 	[DLCP_MIB_DROP_UNKNOWN_MSG]	= "DlcpDropUnknownMsg",
 	[DLCP_MIB_IN_PKTS]		= "DlcpInPkts",
 	[DLCP_MIB_OUT_PKTS]		= "DlcpOutPkts",

@@ -599,7 +599,8 @@ static int dlcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 	int err;
 
 	if (flags & MSG_ERRQUEUE)
-		return sock_recv_errqueue(sk, msg, len, SOL_IP, IP_RECVERR);
+		return sock_recv_errqueue(sk, msg, len, SOL_DLCP,
+					  DLCP_CMSG_COMPLETION);
 	if (flags & ~(MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC | MSG_WAITALL |
 		      MSG_CMSG_COMPAT))
 		return -EOPNOTSUPP;
