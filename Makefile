@@ -29,12 +29,14 @@ USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -I$(TOP)/uapi
 export USER_CFLAGS
 
 PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
 DESTDIR ?=
 # Set DLCP_NO_DEPS=1 to skip the package check (e.g. on a node set up by hand).
 DEPS_STAMP := $(if $(DLCP_NO_DEPS),,deps)
 
 .PHONY: all deps deps-source module userspace selftests check unit-tests \
-	static-checks vm-tests demo install uninstall clean checkpatch sparse
+	static-checks vm-tests demo install uninstall clean checkpatch sparse \
+	dlcpstat dkms-install dkms-uninstall
 
 all: module userspace
 
@@ -50,6 +52,10 @@ module: $(DEPS_STAMP)
 userspace: $(DEPS_STAMP)
 	$(MAKE) -C userspace/tests
 	$(MAKE) -C userspace/demo
+	$(MAKE) -C userspace/tools
+
+dlcpstat:
+	$(MAKE) -C userspace/tools dlcpstat
 
 selftests: $(DEPS_STAMP) deps-source
 	$(MAKE) -C selftests
@@ -71,10 +77,12 @@ check: deps deps-source
 unit-tests: userspace
 	@mkdir -p build
 	$(MAKE) -s -C userspace/tests run 2>&1 | tee build/unit.tap
+	$(MAKE) -s -C userspace/tools check 2>&1 | tee build/tools.tap
 
 static-checks: deps-source
 	@mkdir -p build
 	tools/static-checks $(KDIR) 2>&1 | tee build/static.tap
+	tools/check-man 2>&1 | tee build/man.tap
 
 vm-tests: module selftests
 	@mkdir -p build
@@ -97,16 +105,30 @@ install: module userspace
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_DIR=extra \
 		INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	install -D -m 0644 uapi/linux/dlcp.h $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
+	install -D -m 0644 docs/man/dlcp.7 $(DESTDIR)$(MANDIR)/man7/dlcp.7
+	$(MAKE) -C userspace/tools install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	install -D -m 0644 tools/wireshark/dlcp.lua \
+		$(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dlcp.ko*
 	rm -f $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
+	rm -f $(DESTDIR)$(MANDIR)/man7/dlcp.7
+	$(MAKE) -C userspace/tools uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	rm -f $(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+dkms-install:
+	packaging/dkms-install.sh
+
+dkms-uninstall:
+	packaging/dkms-install.sh --remove
 
 clean:
 	$(MAKE) -C kmod KDIR=$(KDIR) clean
 	-$(MAKE) -C userspace/tests clean
 	-$(MAKE) -C userspace/demo clean
+	-$(MAKE) -C userspace/tools clean
 	-$(MAKE) -C selftests clean
 	rm -rf build

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dlcpstat - show the DLCP counters of /proc/net/dlcp/snmp, like nstat(8)
+ * does for the kernel's SNMP counters.
+ *
+ *   dlcpstat                 non-zero counters, absolute values
+ *   dlcpstat -a              every counter, zeros included
+ *   dlcpstat -d              what changed since the last `dlcpstat -d`
+ *                            (history file), then remember the current values
+ *   dlcpstat -r              reset the history to the current values
+ *   dlcpstat 1 [COUNT]       every second, what changed during that second
+ *   dlcpstat -j ...          JSON instead of text
+ *   dlcpstat -n NETNS ...    counters of the named network namespace
+ *   dlcpstat ... PATTERN...  only counters matching a shell pattern (with or
+ *                            without the "Dlcp" prefix), e.g. 'Drop*'
+ *
+ * The history file is $DLCPSTAT_HISTORY, else dlcpstat.history under
+ * $XDG_RUNTIME_DIR, else /tmp/.dlcpstat.u<uid>; ".NETNS" is appended for
+ * -n NETNS. A counter that went backwards (module reloaded) counts from 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dlcpstat_lib.h"
+
+#define DLCP_SNMP	"/proc/net/dlcp/snmp"
+
+static const char *prog = "dlcpstat";
+
+static struct {
+	bool	all;		/* -a */
+	bool	delta;		/* -d */
+	bool	reset;		/* -r */
+	bool	no_update;	/* -s */
+	bool	json;		/* -j */
+	const char *netns;	/* -n */
+	const char *input;	/* -f */
+	char	**patterns;
+	int	nr_patterns;
+	double	interval;
+	long	count;
+} opt;
+
+static volatile sig_atomic_t stop;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: %s [OPTIONS] [INTERVAL [COUNT]] [PATTERN...]\n"
+"Show the DLCP counters of " DLCP_SNMP ".\n"
+"\n"
+"  -a, --all          show counters that are zero too\n"
+"  -d, --delta        show changes since the last -d run (history file)\n"
+"  -r, --reset        reset the history to the current values\n"
+"  -s, --no-update    with -d: do not update the history\n"
+"  -j, --json         JSON output\n"
+"  -n, --netns NAME   counters of network namespace NAME (/run/netns/NAME)\n"
+"  -f, --file FILE    read counters from FILE instead of " DLCP_SNMP "\n"
+"  -h, --help         this help\n"
+"\n"
+"INTERVAL (seconds) prints the changes of every interval, COUNT times or\n"
+"until interrupted. PATTERNs are shell patterns matched against counter\n"
+"names with or without their \"Dlcp\" prefix.\n"
+"History file: $DLCPSTAT_HISTORY, else $XDG_RUNTIME_DIR/dlcpstat.history,\n"
+"else /tmp/.dlcpstat.u<uid> (\".NETNS\" appended with -n).\n", prog);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int enter_netns(const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (strchr(name, '/'))
+		snprintf(path, sizeof(path), "%s", name);
+	else
+		snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		return -1;
+	}
+	if (setns(fd, CLONE_NEWNET)) {
+		fprintf(stderr, "%s: setns %s: %s\n", prog, path,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int read_table(const char *path, struct dlcpstat_table *t, bool quiet)
+{
+	unsigned int bad = 0;
+	FILE *f;
+	int err;
+
+	f = fopen(path, "r");
+	if (!f) {
+		if (quiet)
+			return -1;
+		if (errno == ENOENT && !strcmp(path, DLCP_SNMP))
+			fprintf(stderr,
+				"%s: %s: not found (is dlcp.ko loaded?)\n",
+				prog, path);
+		else
+			fprintf(stderr, "%s: %s: %s\n", prog, path,
+				strerror(errno));
+		return -1;
+	}
+	err = dlcpstat_parse(f, t, &bad);
+	fclose(f);
+	if (err) {
+		if (bad)
+			fprintf(stderr, "%s: %s:%u: malformed line\n", prog,
+				path, bad);
+		else
+			fprintf(stderr, "%s: out of memory\n", prog);
+		return -1;
+	}
+	return 0;
+}
+
+static int read_counters(struct dlcpstat_table *t)
+{
+	return read_table(opt.input ? opt.input : DLCP_SNMP, t, false);
+}
+
+static void history_path(char *buf, size_t len)
+{
+	const char *env = getenv("DLCPSTAT_HISTORY");
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (env && *env)
+		n = snprintf(buf, len, "%s", env);
+	else if (rt && *rt)
+		n = snprintf(buf, len, "%s/dlcpstat.history", rt);
+	else
+		n = snprintf(buf, len, "/tmp/.dlcpstat.u%u",
+			     (unsigned int)getuid());
+	if (opt.netns && n >= 0 && (size_t)n < len) {
+		const char *base = strrchr(opt.netns, '/');
+
+		snprintf(buf + n, len - (size_t)n, ".%s",
+			 base ? base + 1 : opt.netns);
+	}
+}
+
+/* Write @t to the history file, atomically (temporary file + rename). */
+static int write_history(const struct dlcpstat_table *t)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 16];
+	size_t i;
+	FILE *f;
+	int fd;
+
+	history_path(path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s\n", prog, tmp, strerror(errno));
+		return -1;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	fprintf(f, "#dlcpstat history\n");
+	for (i = 0; i < t->nr; i++)
+		fprintf(f, "%s %llu\n", t->e[i].name,
+			(unsigned long long)t->e[i].value);
+	if (fclose(f) || rename(tmp, path)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static bool selected(const struct dlcpstat_entry *e)
+{
+	int i;
+
+	if (!opt.all && !e->value)
+		return false;
+	if (!opt.nr_patterns)
+		return true;
+	for (i = 0; i < opt.nr_patterns; i++) {
+		const char *p = opt.patterns[i];
+
+		if (!fnmatch(p, e->name, FNM_CASEFOLD))
+			return true;
+		if (!strncmp(e->name, "Dlcp", 4) &&
+		    !fnmatch(p, e->name + 4, FNM_CASEFOLD))
+			return true;
+	}
+	return false;
+}
+
+static void print_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+/* Print @t; @interval > 0 marks an interval report (with a time stamp). */
+static void print_table(const struct dlcpstat_table *t, double interval)
+{
+	bool first = true;
+	size_t i;
+
+	if (opt.json) {
+		if (interval > 0)
+			printf("{\"time\":%lld,\"interval\":%g,\"dlcp\":{",
+			       (long long)time(NULL), interval);
+		else
+			printf("{\"dlcp\":{");
+		for (i = 0; i < t->nr; i++) {
+			if (!selected(&t->e[i]))
+				continue;
+			if (!first)
+				putchar(',');
+			first = false;
+			print_json_string(t->e[i].name);
+			printf(":%llu", (unsigned long long)t->e[i].value);
+		}
+		printf("}}\n");
+	} else {
+		if (interval > 0) {
+			char ts[32];
+			time_t now = time(NULL);
+			struct tm tm;
+
+			strftime(ts, sizeof(ts), "%F %T", localtime_r(&now, &tm));
+			printf("#dlcpstat %s interval %gs\n", ts, interval);
+		}
+		for (i = 0; i < t->nr; i++)
+			if (selected(&t->e[i]))
+				printf("%-32s%llu\n", t->e[i].name,
+				       (unsigned long long)t->e[i].value);
+	}
+	fflush(stdout);
+}
+
+static void sleep_interval(double s)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)s,
+		.tv_nsec = (long)((s - (double)(time_t)s) * 1e9),
+	};
+
+	while (!stop && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int run_interval(void)
+{
+	struct dlcpstat_table prev = { 0 }, cur = { 0 }, shown = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	long n = 0;
+	int rc = 0;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (read_counters(&prev))
+		return 1;
+	while (!stop && (opt.count <= 0 || n < opt.count)) {
+		sleep_interval(opt.interval);
+		if (stop)
+			break;
+		if (read_counters(&cur)) {
+			rc = 1;
+			break;
+		}
+		shown.nr = 0;
+		for (size_t i = 0; i < cur.nr; i++) {
+			if (shown.nr == shown.cap) {
+				size_t cap = shown.cap ? 2 * shown.cap : 64;
+				struct dlcpstat_entry *e;
+
+				e = realloc(shown.e, cap * sizeof(*e));
+				if (!e) {
+					rc = 1;
+					goto out;
+				}
+				shown.e = e;
+				shown.cap = cap;
+			}
+			shown.e[shown.nr++] = cur.e[i];
+		}
+		dlcpstat_diff(&shown, &prev);
+		print_table(&shown, opt.interval);
+		dlcpstat_free(&prev);
+		prev = cur;
+		memset(&cur, 0, sizeof(cur));
+		n++;
+	}
+out:
+	dlcpstat_free(&prev);
+	dlcpstat_free(&cur);
+	dlcpstat_free(&shown);
+	return rc;
+}
+
+static bool is_number(const char *s, double *v)
+{
+	char *end;
+
+	if (!*s)
+		return false;
+	errno = 0;
+	*v = strtod(s, &end);
+	return !*end && !errno && *v >= 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "all",	no_argument,		NULL, 'a' },
+		{ "delta",	no_argument,		NULL, 'd' },
+		{ "reset",	no_argument,		NULL, 'r' },
+		{ "no-update",	no_argument,		NULL, 's' },
+		{ "json",	no_argument,		NULL, 'j' },
+		{ "netns",	required_argument,	NULL, 'n' },
+		{ "file",	required_argument,	NULL, 'f' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct dlcpstat_table cur = { 0 }, old = { 0 };
+	char path[PATH_MAX];
+	int c, i, nr_num = 0, rc = 0;
+	double v;
+
+	while ((c = getopt_long(argc, argv, "adrsjn:f:h", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			opt.all = true;
+			break;
+		case 'd':
+			opt.delta = true;
+			break;
+		case 'r':
+			opt.reset = true;
+			break;
+		case 's':
+			opt.no_update = true;
+			break;
+		case 'j':
+			opt.json = true;
+			break;
+		case 'n':
+			opt.netns = optarg;
+			break;
+		case 'f':
+			opt.input = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	opt.patterns = calloc((size_t)argc, sizeof(char *));
+	if (!opt.patterns)
+		return 1;
+	for (i = optind; i < argc; i++) {
+		if (!opt.nr_patterns && nr_num < 2 && is_number(argv[i], &v)) {
+			if (nr_num++ == 0) {
+				if (v <= 0) {
+					fprintf(stderr, "%s: bad interval %s\n",
+						prog, argv[i]);
+					return 2;
+				}
+				opt.interval = v;
+			} else {
+				opt.count = (long)v;
+			}
+			continue;
+		}
+		opt.patterns[opt.nr_patterns++] = argv[i];
+	}
+	if (opt.netns && enter_netns(opt.netns))
+		return 1;
+	if (opt.interval > 0) {
+		rc = run_interval();
+		free(opt.patterns);
+		return rc;
+	}
+
+	if (read_counters(&cur))
+		return 1;
+	if (opt.reset) {
+		rc = write_history(&cur) ? 1 : 0;
+		goto out;
+	}
+	if (opt.delta) {
+		struct dlcpstat_table abs = { 0 };
+
+		history_path(path, sizeof(path));
+		/* no or unreadable history: deltas since the counters began */
+		if (read_table(path, &old, true))
+			dlcpstat_free(&old);
+		if (!opt.no_update) {
+			abs.e = malloc((cur.nr ? cur.nr : 1) * sizeof(*abs.e));
+			if (!abs.e) {
+				rc = 1;
+				goto out;
+			}
+			memcpy(abs.e, cur.e, cur.nr * sizeof(*abs.e));
+			abs.nr = abs.cap = cur.nr;
+		}
+		dlcpstat_diff(&cur, &old);
+		print_table(&cur, 0);
+		if (!opt.no_update && write_history(&abs))
+			rc = 1;
+		dlcpstat_free(&abs);
+		goto out;
+	}
+	print_table(&cur, 0);
+out:
+	dlcpstat_free(&cur);
+	dlcpstat_free(&old);
+	free(opt.patterns);
+	return rc;
+}
