@@ -90,7 +90,9 @@ vm-tests: module selftests
 
 checkpatch: deps-source
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \
-		--no-tree -f kmod/dlcp_*.c kmod/*.h uapi/linux/dlcp.h
+		--no-tree -f kmod/dlcp_*.c kmod/dlcp_impl.h uapi/linux/dlcp.h
+	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl \
+		--no-tree -f kmod/dlcp_trace.h
 
 sparse: $(DEPS_STAMP)
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod CONFIG_DLCP=m C=2 CHECK=sparse modules

@@ -32,6 +32,7 @@
  * slow the sender down before queues overflow.
  */
 #include "dlcp_impl.h"
+#include "dlcp_trace.h"
 
 #define DLCP_CWND_MIN		4
 #define DLCP_ALPHA_ONE		1024	/* fixed-point 1.0 for alpha */
@@ -64,10 +65,14 @@ static u32 dlcp_cwnd_max(const struct dlcp_sock *dsk)
 	return dsk->flight_cap ? min(max, dsk->flight_cap) : max;
 }
 
-static void dlcp_cc_set(struct dlcp_sock *dsk, u32 cwnd)
+static void dlcp_cc_set(struct dlcp_sock *dsk, u32 cwnd, const char *why)
 {
+	u32 old = dsk->cwnd;
+
 	dsk->cwnd = clamp_t(u32, cwnd, DLCP_CWND_MIN, dlcp_cwnd_max(dsk));
 	dsk->cc.cwnd_cnt = 0;
+	trace_dlcp_cwnd(dsk->inet.inet_num, old, dsk->cwnd, why, dsk->srtt_us,
+			dsk->cc.alpha);
 }
 
 /* Close the current round: apply the ECN and loss reactions. */
@@ -84,13 +89,13 @@ static void dlcp_cc_round_end(struct dlcp_sock *dsk, u32 now_us)
 	if (cc->ce_bytes)
 		dlcp_cc_set(dsk, dsk->cwnd -
 			    (u32)div_u64((u64)dsk->cwnd * cc->alpha,
-					 2 * DLCP_ALPHA_ONE));
+					 2 * DLCP_ALPHA_ONE), "ecn");
 	else if (cc->lost_segs * 8 > cc->lost_segs + cc->acked_segs)
-		dlcp_cc_set(dsk, dsk->cwnd / 2);
+		dlcp_cc_set(dsk, dsk->cwnd / 2, "loss");
 	else if (cc->round_rtt_us != U32_MAX &&
 		 cc->round_rtt_us - cc->base_rtt_us >
 		 max_t(u32, cc->base_rtt_us, DLCP_QDELAY_TARGET_US))
-		dlcp_cc_set(dsk, dsk->cwnd - dsk->cwnd / 8);
+		dlcp_cc_set(dsk, dsk->cwnd - dsk->cwnd / 8, "delay");
 	cc->round_rtt_us = U32_MAX;
 	cc->ce_bytes = 0;
 	cc->acked_bytes = 0;
@@ -117,9 +122,11 @@ void dlcp_cc_on_report(struct sock *sk, u32 acked, u32 acked_bytes, u32 lost,
 
 	cc->cwnd_cnt += acked;
 	if (cc->cwnd_cnt >= dsk->cwnd) {
-		cc->cwnd_cnt -= dsk->cwnd;
+		u32 rest = cc->cwnd_cnt - dsk->cwnd;
+
 		if (dsk->cwnd < dlcp_cwnd_max(dsk))
-			dsk->cwnd++;
+			dlcp_cc_set(dsk, dsk->cwnd + 1, "increase");
+		cc->cwnd_cnt = rest;
 	}
 	if (dsk->srtt_us && (s32)(now - cc->round_start_us) >=
 	    (s32)dsk->srtt_us)
@@ -135,5 +142,5 @@ void dlcp_cc_on_timeout(struct sock *sk)
 	if ((s32)(now - dsk->cc.rto_us) < (s32)dsk->srtt_us)
 		return;
 	dsk->cc.rto_us = now;
-	dlcp_cc_set(dsk, dsk->cwnd / 2);
+	dlcp_cc_set(dsk, dsk->cwnd / 2, "timeout");
 }

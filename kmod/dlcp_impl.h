@@ -5,7 +5,7 @@
  * Files and their concerns:
  *   dlcp_main.c	module init/exit, protocol registration, per-netns state
  *   dlcp_sysctl.c	net.dlcp.* sysctls
- *   dlcp_proc.c	/proc/net/dlcp/snmp
+ *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets}
  *   dlcp_sock.c	socket calls, port table, control messages
  *   dlcp_out.c		the sender: segmentation, transmission, window and
  *			pacing, reaction to REPORT and STOP
@@ -552,6 +552,8 @@ void dlcp_proc_exit(struct net *net);
 /* dlcp_sock.c */
 extern const struct proto_ops dlcp_inet_ops;
 struct sock *dlcp_lookup(struct net *net, __be32 daddr, __be16 dport);
+void dlcp_walk_socks(struct net *net,
+		     void (*fn)(struct sock *sk, void *arg), void *arg);
 u32 dlcp_rcvbuf_limit(const struct sock *sk);
 
 /* dlcp_out.c */
@@ -571,6 +573,7 @@ void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 		   u8 prio);
 
 /* dlcp_in.c */
+void dlcp_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
 int dlcp_rcv(struct sk_buff *skb);
 int dlcp_err(struct sk_buff *skb, u32 info);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now);

@@ -27,6 +27,7 @@
 #include <net/ip.h>
 #include <net/sock.h>
 #include "dlcp_impl.h"
+#include "dlcp_trace.h"
 
 static u32 dlcp_in_hashfn(__be32 saddr, __be16 sport, u32 id)
 {
@@ -107,6 +108,7 @@ static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
 	st->tsecr = htonl(m->tsval);
 	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_STOPS_SENT);
+	trace_dlcp_stop(0, m->id, m->lost, m->failed);
 }
 
 /*
@@ -266,6 +268,8 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	skb->destructor = dlcp_delivery_destructor;
 	skb_queue_tail(&sk->sk_receive_queue, skb);
 	sk->sk_data_ready(sk);
+	trace_dlcp_msg_complete(inet_sk(sk)->inet_num, m->saddr,
+				ntohs(m->sport), m->id, m->len, lost_bytes);
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_MSGS);
 	if (lost_bytes) {
@@ -343,7 +347,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb)
 	m = dlcp_in_find(dsk, ip_hdr(skb)->saddr, d->common.source,
 			 ntohl(d->common.msg_id));
 	if (m && m->len != ntohl(d->common.msg_len)) {
-		DLCP_INC_STATS(net, DLCP_MIB_DROP_MISMATCH);
+		dlcp_count_drop(net, DLCP_MIB_DROP_MISMATCH, skb->len);
 		return;
 	}
 	if (m && m->delivered) {
@@ -362,26 +366,26 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb)
 	/* a segment touches at most two pages that may need allocating */
 	if (atomic_read(&sk->sk_rmem_alloc) + 2 * PAGE_SIZE >
 	    dlcp_rcvbuf_limit(sk)) {
-		DLCP_INC_STATS(net, DLCP_MIB_DROP_RCVMEM);
+		dlcp_count_drop(net, DLCP_MIB_DROP_RCVMEM, skb->len);
 		return;
 	}
 	if (!m) {
 		m = dlcp_in_new(sk, skb);
 		if (!m) {
-			DLCP_INC_STATS(net, DLCP_MIB_DROP_NOMEM);
+			dlcp_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
 			return;
 		}
 	}
 	n = dlcp_buf_from_skb(&m->buf, off, skb, hlen, plen, GFP_ATOMIC);
 	if (n < 0) {
-		DLCP_INC_STATS(net, DLCP_MIB_DROP_NOMEM);
+		dlcp_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
 		return;
 	}
 	atomic_add(n << PAGE_SHIFT, &sk->sk_rmem_alloc);
 	n = dlcp_rs_add(&m->have, off, off + plen, GFP_ATOMIC, &added);
 	if (n) {
-		DLCP_INC_STATS(net, n == -E2BIG ? DLCP_MIB_DROP_RANGES :
-			       DLCP_MIB_DROP_NOMEM);
+		dlcp_count_drop(net, n == -E2BIG ? DLCP_MIB_DROP_RANGES :
+				DLCP_MIB_DROP_NOMEM, skb->len);
 		return;
 	}
 	if (INET_ECN_is_ce(ip_hdr(skb)->tos))
@@ -412,7 +416,7 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb)
 	m = dlcp_in_find(dlcp_sk(sk), ip_hdr(skb)->saddr, p->common.source,
 			 ntohl(p->common.msg_id));
 	if (m && m->len != ntohl(p->common.msg_len)) {
-		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_DROP_MISMATCH);
+		dlcp_count_drop(sock_net(sk), DLCP_MIB_DROP_MISMATCH, skb->len);
 		return;
 	}
 	if (!m) {
@@ -480,10 +484,17 @@ static bool dlcp_pull_hdr(struct sk_buff *skb)
 	return pskb_may_pull(skb, min(need, skb->len));
 }
 
+/* Count (and trace) a dropped packet of @len bytes under @why. */
+void dlcp_count_drop(struct net *net, enum dlcp_mib_field why, u32 len)
+{
+	DLCP_INC_STATS(net, why);
+	trace_dlcp_drop(dlcp_mib_names[why], len);
+}
+
 static int dlcp_drop(struct net *net, struct sk_buff *skb,
 		     enum dlcp_mib_field why)
 {
-	DLCP_INC_STATS(net, why);
+	dlcp_count_drop(net, why, skb->len);
 	kfree_skb(skb);
 	return 0;
 }
@@ -522,9 +533,11 @@ int dlcp_rcv(struct sk_buff *skb)
 	dsk = dlcp_sk(sk);
 	spin_lock(&dsk->lock);
 	if (dsk->dead) {
-		DLCP_INC_STATS(net, DLCP_MIB_DROP_CLOSED);
+		dlcp_count_drop(net, DLCP_MIB_DROP_CLOSED, skb->len);
 		goto unlock;
 	}
+	trace_dlcp_pkt_recv(h, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
+			    ip_hdr(skb)->tos);
 	switch (dlcp_wire_type(h)) {
 	case DLCP_T_DATA:
 		dlcp_in_data(sk, skb);

@@ -14,6 +14,9 @@
 #include <net/net_namespace.h>
 #include "dlcp_impl.h"
 
+#define CREATE_TRACE_POINTS
+#include "dlcp_trace.h"
+
 int dlcp_ipproto = IPPROTO_DLCP;
 module_param_named(ipproto, dlcp_ipproto, int, 0444);
 MODULE_PARM_DESC(ipproto,

@@ -31,6 +31,7 @@
 #include <net/route.h>
 #include <net/sock.h>
 #include "dlcp_impl.h"
+#include "dlcp_trace.h"
 
 /* Route @m to its destination: sets saddr, dst and seg_size. */
 int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m)
@@ -144,6 +145,7 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 	skb_dst_set(skb, dst_clone(dst));
 	ip_select_ident(net, skb, NULL);
 	skb_set_owner_w(skb, sk);
+	trace_dlcp_pkt_send(h, saddr, daddr, iph->tos);
 
 	err = ip_local_out(net, sk, skb);
 	if (unlikely(net_xmit_eval(err))) {
@@ -398,10 +400,14 @@ void dlcp_out_push(struct sock *sk)
 			if (dlcp_out_send_seg(sk, m, seg, flags))
 				break;	/* no route or memory: the guard retries */
 			DLCP_INC_STATS(net, DLCP_MIB_OUT_DATA_PKTS);
-			if (rtx)
+			if (rtx) {
 				DLCP_INC_STATS(net, DLCP_MIB_RETRANS_PKTS);
-			else if (!m->next_new++)
+				trace_dlcp_retransmit(inet_sk(sk)->inet_num,
+						      m->id, seg,
+						      seg * m->seg_size);
+			} else if (!m->next_new++) {
 				m->last_heard = jiffies;
+			}
 			/* tell the receiver at once that all was sent */
 			if (!rtx && m->next_new == m->nsegs && m->budget_bytes)
 				dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
@@ -449,6 +455,7 @@ static void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m,
 	struct dlcp_completion *c;
 	struct sk_buff *skb;
 
+	trace_dlcp_msg_done(inet_sk(sk)->inet_num, m->id, status, lost);
 	if (!dlcp_sk(sk)->recv_completion)
 		return;
 	skb = NULL;
@@ -577,7 +584,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 
 	m = dlcp_out_find(dsk, &r->common, ip_hdr(skb)->saddr);
 	if (!m) {
-		DLCP_INC_STATS(net, DLCP_MIB_DROP_UNKNOWN_MSG);
+		dlcp_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
 		return;
 	}
 	dlcp_rtt_sample(dsk, ntohl(r->tsecr));
@@ -629,9 +636,11 @@ void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
 
 	m = dlcp_out_find(dsk, &st->common, ip_hdr(skb)->saddr);
 	if (!m) {
-		DLCP_INC_STATS(net, DLCP_MIB_DROP_UNKNOWN_MSG);
+		dlcp_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
 		return;
 	}
+	trace_dlcp_stop(1, m->id, ntohl(st->lost),
+			st->common.flags & DLCP_HF_FAILED);
 	dlcp_rtt_sample(dsk, ntohl(st->tsecr));
 	lost = ntohl(st->lost);
 	DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_DONE);

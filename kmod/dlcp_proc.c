@@ -2,6 +2,16 @@
 /*
  * /proc/net/dlcp/snmp: the per-namespace counters, one "Name value" line
  * each, in the format of /proc/net/sctp/snmp.
+ *
+ * /proc/net/dlcp/sockets: the namespace's bound sockets, one line each,
+ * in the manner of /proc/net/udp (addresses and ports in hex, as there):
+ *   sl local_address rem_address st tx_mem rx_mem out_msgs in_msgs
+ *   cwnd srtt_us uid inode
+ * tx_mem is the bytes of outgoing messages held, rx_mem the receive
+ * memory charged (partial and queued messages), out_msgs the messages
+ * being sent, in_msgs the incoming messages being reassembled (and
+ * remembered delivered ones). The values are read without the socket's
+ * lock: a snapshot, as in /proc/net/udp.
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -82,6 +92,38 @@ static int dlcp_snmp_show(struct seq_file *seq, void *v)
 	return 0;
 }
 
+struct dlcp_sockets_iter {
+	struct seq_file	*seq;
+	u32		sl;
+};
+
+static void dlcp_sockets_one(struct sock *sk, void *arg)
+{
+	struct dlcp_sockets_iter *it = arg;
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct inet_sock *inet = inet_sk(sk);
+
+	seq_printf(it->seq,
+		   "%4u: %08X:%04X %08X:%04X %02X %08llX:%08X %5u %5u %5u %8u %5u %lu\n",
+		   it->sl++, inet->inet_rcv_saddr, inet->inet_num,
+		   inet->inet_daddr, ntohs(inet->inet_dport), sk->sk_state,
+		   (unsigned long long)READ_ONCE(dsk->snd_mem),
+		   atomic_read(&sk->sk_rmem_alloc),
+		   READ_ONCE(dsk->nr_out_msgs), READ_ONCE(dsk->nr_in_msgs),
+		   READ_ONCE(dsk->cwnd), READ_ONCE(dsk->srtt_us),
+		   from_kuid_munged(seq_user_ns(it->seq), sock_i_uid(sk)),
+		   sock_i_ino(sk));
+}
+
+static int dlcp_sockets_show(struct seq_file *seq, void *v)
+{
+	struct dlcp_sockets_iter it = { .seq = seq };
+
+	seq_puts(seq, "  sl local_address rem_address   st tx_mem:rx_mem        out_msgs in_msgs cwnd srtt_us uid inode\n");
+	dlcp_walk_socks(seq_file_single_net(seq), dlcp_sockets_one, &it);
+	return 0;
+}
+
 int dlcp_proc_init(struct net *net)
 {
 	struct proc_dir_entry *dir;
@@ -89,7 +131,9 @@ int dlcp_proc_init(struct net *net)
 	dir = proc_net_mkdir(net, "dlcp", net->proc_net);
 	if (!dir)
 		return -ENOMEM;
-	if (!proc_create_net_single("snmp", 0444, dir, dlcp_snmp_show, NULL)) {
+	if (!proc_create_net_single("snmp", 0444, dir, dlcp_snmp_show, NULL) ||
+	    !proc_create_net_single("sockets", 0444, dir, dlcp_sockets_show,
+				    NULL)) {
 		remove_proc_subtree("dlcp", net->proc_net);
 		return -ENOMEM;
 	}

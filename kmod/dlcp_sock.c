@@ -19,6 +19,7 @@
 #include <net/route.h>
 #include <net/sock.h>
 #include "dlcp_impl.h"
+#include "dlcp_trace.h"
 
 #define DLCP_PORT_HASH_BITS	8
 
@@ -114,6 +115,24 @@ struct sock *dlcp_lookup(struct net *net, __be32 daddr, __be16 dport)
 		return refcount_inc_not_zero(&sk->sk_refcnt) ? sk : NULL;
 	}
 	return NULL;
+}
+
+/*
+ * Call @fn for every socket of @net bound to a port, under dlcp_port_lock
+ * (@fn must not sleep, nor take dlcp_sock.lock).
+ */
+void dlcp_walk_socks(struct net *net,
+		     void (*fn)(struct sock *sk, void *arg), void *arg)
+{
+	struct dlcp_sock *dsk;
+	u32 i;
+
+	spin_lock_bh(&dlcp_port_lock);
+	for (i = 0; i < ARRAY_SIZE(dlcp_port_hash); i++)
+		hlist_for_each_entry(dsk, &dlcp_port_hash[i], port_node)
+			if (net_eq(sock_net(&dsk->inet.sk), net))
+				fn(&dsk->inet.sk, arg);
+	spin_unlock_bh(&dlcp_port_lock);
 }
 
 u32 dlcp_rcvbuf_limit(const struct sock *sk)
@@ -574,6 +593,8 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	list_add_tail(&m->node, &dsk->out_msgs);
 	dsk->nr_out_msgs++;
 	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS);
+	trace_dlcp_msg_send(inet->inet_num, m->daddr, ntohs(m->dport), m->id,
+			    m->len, m->meta.prio, m->meta.budget_ppm, m->nsegs);
 	dlcp_out_push(sk);
 	dlcp_guard_arm(sk);
 	spin_unlock_bh(&dsk->lock);

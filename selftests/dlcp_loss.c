@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dlcp_loss: sender and checking receiver for the loss-budget selftests.
+ *
+ *   dlcp_loss recv --port P --count N --size BYTES --budget PPM
+ *		    [--crit OFF:LEN]... [--expect exact|lossy|any]
+ *		    [--timeout S] [--ready FILE]
+ *   dlcp_loss send --to ADDR --port P --count N --size BYTES --budget PPM
+ *		    [--crit OFF:LEN]... [--deadline MS]
+ *		    [--expect-completion exact|lossy|any|etime|etimedout]
+ *
+ * Payloads are pseudo-random, seeded by the message index carried in
+ * tensor_id, and never contain a zero byte, so that the receiver can check
+ * every invariant of a lossy delivery:
+ *   - every message arrives; bytes_lost <= floor(size * budget / 10^6);
+ *   - DLCP_CMSG_LOST ranges are sorted, disjoint, add up to bytes_lost,
+ *     and read as zeros; every byte outside them is what was sent;
+ *   - critical ranges are never in a lost range;
+ *   - the status agrees (EXACT iff nothing lost), and with --expect.
+ * The sender, with --expect-completion, reads one completion per message
+ * from the error queue and checks it. Exit status 0 iff all held.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/errqueue.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "linux/dlcp.h"
+
+#define MAX_CRIT	8
+
+static struct {
+	const char *mode, *to, *expect, *ready;
+	int port, count, timeout;
+	size_t size;
+	unsigned int budget, deadline;
+	struct dlcp_range crit[MAX_CRIT];
+	int ncrit;
+} o = { .port = 7100, .count = 1, .size = 1 << 20, .timeout = 120,
+	.expect = "any" };
+
+static void fill(uint8_t *b, size_t n, uint32_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		b[i] = (uint8_t)(x | 1);	/* never zero */
+	}
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "dlcp_loss %s: %s: %s\n", o.mode, what, strerror(errno));
+	return 1;
+}
+
+static int sock_bound(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	struct timeval tv = { .tv_sec = o.timeout };
+	int s = socket(AF_INET, SOCK_DLCP, 0);
+
+	if (s < 0)
+		return -1;
+	if (port && bind(s, (struct sockaddr *)&a, sizeof(a)))
+		return -1;
+	if (setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -1;
+	return s;
+}
+
+static int check_completions(int s)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < o.count; i++) {
+		char cbuf[256];
+		struct dlcp_completion c;
+		struct iovec iov = { &c, sizeof(c) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+		struct sock_extended_err *ee = NULL;
+		struct pollfd pfd = { .fd = s, .events = 0 };
+		struct cmsghdr *cm;
+		const char *what;
+
+		if (poll(&pfd, 1, o.timeout * 1000) != 1 ||
+		    !(pfd.revents & POLLERR)) {
+			fprintf(stderr, "completion %d: none\n", i);
+			return 1;
+		}
+		if (recvmsg(s, &mh, MSG_ERRQUEUE) != sizeof(c))
+			return fail("recvmsg(MSG_ERRQUEUE)");
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_DLCP &&
+			    cm->cmsg_type == DLCP_CMSG_COMPLETION)
+				ee = (void *)CMSG_DATA(cm);
+		if (!ee || ee->ee_origin != SO_EE_ORIGIN_LOCAL ||
+		    ee->ee_info != c.msg_id || ee->ee_data != c.bytes_lost ||
+		    c.msg_len != o.size) {
+			fprintf(stderr, "completion %d: malformed\n", i);
+			return 1;
+		}
+		printf("completion tensor %u status %u lost %u errno %u\n",
+		       c.tensor_id, c.status, c.bytes_lost, ee->ee_errno);
+		what = o.expect;
+		if (!strcmp(what, "etime"))
+			bad += ee->ee_errno != ETIME ||
+			       c.status != DLCP_DONE_DEADLINE;
+		else if (!strcmp(what, "etimedout"))
+			bad += ee->ee_errno != ETIMEDOUT ||
+			       c.status != DLCP_DONE_TIMEOUT;
+		else if (!strcmp(what, "exact"))
+			bad += ee->ee_errno || c.status != DLCP_DONE_EXACT;
+		else if (!strcmp(what, "lossy"))
+			bad += ee->ee_errno || c.status != DLCP_DONE_LOSSY;
+		else
+			bad += ee->ee_errno ||
+			       (uint64_t)c.bytes_lost * DLCP_PPM_MAX >
+			       (uint64_t)o.budget * o.size;
+	}
+	return bad != 0;
+}
+
+static int do_send(void)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(o.port) };
+	uint8_t *buf = malloc(o.size);
+	int one = 1, s = sock_bound(0), i;
+
+	if (s < 0)
+		return fail("socket");
+	if (inet_pton(AF_INET, o.to, &to.sin_addr) != 1)
+		return fail("address");
+	if (setsockopt(s, SOL_DLCP, DLCP_RECVCOMPLETION, &one, sizeof(one)))
+		return fail("DLCP_RECVCOMPLETION");
+	for (i = 0; i < o.count; i++) {
+		char cbuf[CMSG_SPACE(sizeof(struct dlcp_send_info)) +
+			  CMSG_SPACE(sizeof(o.crit))] = { 0 };
+		struct dlcp_send_info si = {
+			.tensor_id = i, .iteration = 1, .layer = 0,
+			.flags = DLCP_MSG_HAS_BUDGET, .loss_budget_ppm = o.budget,
+		};
+		struct iovec iov = { buf, o.size };
+		struct msghdr mh = { .msg_name = &to, .msg_namelen = sizeof(to),
+				     .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = cbuf };
+		struct cmsghdr *c;
+
+		if (o.deadline) {
+			si.flags |= DLCP_MSG_HAS_DEADLINE;
+			si.deadline_ms = o.deadline;
+		}
+		mh.msg_controllen = CMSG_SPACE(sizeof(si));
+		if (o.ncrit)
+			mh.msg_controllen += CMSG_SPACE(o.ncrit *
+							sizeof(o.crit[0]));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_DLCP;
+		c->cmsg_type = DLCP_CMSG_SEND;
+		c->cmsg_len = CMSG_LEN(sizeof(si));
+		memcpy(CMSG_DATA(c), &si, sizeof(si));
+		if (o.ncrit) {
+			c = CMSG_NXTHDR(&mh, c);
+			c->cmsg_level = SOL_DLCP;
+			c->cmsg_type = DLCP_CMSG_CRITICAL;
+			c->cmsg_len = CMSG_LEN(o.ncrit * sizeof(o.crit[0]));
+			memcpy(CMSG_DATA(c), o.crit, o.ncrit * sizeof(o.crit[0]));
+		}
+		fill(buf, o.size, i);
+		if (sendmsg(s, &mh, 0) != (ssize_t)o.size)
+			return fail("sendmsg");
+	}
+	i = o.expect[0] && strcmp(o.expect, "none") ? check_completions(s) : 0;
+	close(s);
+	free(buf);
+	return i;
+}
+
+static int check_msg(const uint8_t *buf, size_t n, const struct dlcp_recv_info *ri,
+		     const struct dlcp_range *lost, int nlost)
+{
+	uint8_t *want = malloc(o.size);
+	uint64_t sum = 0, pos = 0;
+	int i, bad = 0;
+	size_t b;
+
+	if (n != o.size || ri->msg_len != o.size)
+		bad++;
+	fill(want, o.size, ri->tensor_id);
+	for (i = 0; i < nlost; i++) {
+		if (lost[i].offset < pos || !lost[i].len ||
+		    lost[i].offset + (uint64_t)lost[i].len > o.size)
+			bad++;
+		for (b = lost[i].offset; b < lost[i].offset + lost[i].len &&
+		     b < o.size; b++)
+			if (buf[b])
+				bad++;
+		for (b = pos; b < lost[i].offset && b < o.size; b++)
+			if (buf[b] != want[b])
+				bad++;
+		pos = lost[i].offset + (uint64_t)lost[i].len;
+		sum += lost[i].len;
+	}
+	for (b = pos; b < o.size; b++)
+		if (buf[b] != want[b])
+			bad++;
+	if (sum != ri->bytes_lost || (int)ri->nr_lost_ranges != nlost ||
+	    sum * DLCP_PPM_MAX > (uint64_t)ri->loss_budget_ppm * o.size ||
+	    ri->loss_budget_ppm != o.budget ||
+	    (ri->status == DLCP_RECV_EXACT) != (sum == 0))
+		bad++;
+	for (i = 0; i < o.ncrit; i++)
+		for (b = o.crit[i].offset; b < o.crit[i].offset + o.crit[i].len;
+		     b++)
+			if (!buf[b])
+				bad++;
+	if (!strcmp(o.expect, "exact") && ri->status != DLCP_RECV_EXACT)
+		bad++;
+	if (!strcmp(o.expect, "lossy") && ri->status != DLCP_RECV_LOSSY)
+		bad++;
+	free(want);
+	return bad;
+}
+
+static int do_recv(void)
+{
+	size_t cbsz = CMSG_SPACE(sizeof(struct dlcp_recv_info)) +
+		      CMSG_SPACE(o.size / 2 * sizeof(struct dlcp_range) + 8);
+	uint8_t *buf = malloc(o.size + 1), *cbuf = malloc(cbsz);
+	int s = sock_bound(o.port), i, bad = 0, lossy = 0;
+	uint64_t lost_total = 0;
+	FILE *f;
+
+	if (s < 0)
+		return fail("socket");
+	if (o.ready) {
+		f = fopen(o.ready, "w");
+		if (f)
+			fclose(f);
+	}
+	for (i = 0; i < o.count; i++) {
+		struct iovec iov = { buf, o.size + 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = cbuf,
+				     .msg_controllen = cbsz };
+		struct dlcp_recv_info ri = { 0 };
+		struct dlcp_range *lost = NULL;
+		struct cmsghdr *c;
+		int nlost = 0, e;
+		ssize_t n = recvmsg(s, &mh, 0);
+
+		if (n < 0)
+			return fail("recvmsg");
+		if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+			fprintf(stderr, "message %d truncated\n", i);
+			return 1;
+		}
+		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_level != SOL_DLCP)
+				continue;
+			if (c->cmsg_type == DLCP_CMSG_RECV)
+				memcpy(&ri, CMSG_DATA(c), sizeof(ri));
+			if (c->cmsg_type == DLCP_CMSG_LOST) {
+				lost = (void *)CMSG_DATA(c);
+				nlost = (c->cmsg_len - CMSG_LEN(0)) /
+					sizeof(*lost);
+			}
+		}
+		e = check_msg(buf, n, &ri, lost, nlost);
+		if (e)
+			fprintf(stderr, "message %u: %d violations\n",
+				ri.tensor_id, e);
+		bad += e != 0;
+		lossy += ri.status == DLCP_RECV_LOSSY;
+		lost_total += ri.bytes_lost;
+	}
+	printf("received %d messages of %zu bytes: %d lossy, %llu bytes lost (%.3f%%), budget %.3f%%, %d bad\n",
+	       o.count, o.size, lossy, (unsigned long long)lost_total,
+	       100.0 * lost_total / ((double)o.count * o.size),
+	       o.budget / 1e4, bad);
+	close(s);
+	return bad != 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: dlcp_loss recv|send [options] (see source)\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	int i;
+
+	if (argc < 2)
+		usage();
+	o.mode = argv[1];
+	if (!strcmp(o.mode, "send"))
+		o.expect = "none";
+	for (i = 2; i + 1 < argc; i += 2) {
+		const char *a = argv[i], *v = argv[i + 1];
+
+		if (!strcmp(a, "--to"))
+			o.to = v;
+		else if (!strcmp(a, "--port"))
+			o.port = atoi(v);
+		else if (!strcmp(a, "--count"))
+			o.count = atoi(v);
+		else if (!strcmp(a, "--size"))
+			o.size = strtoul(v, NULL, 0);
+		else if (!strcmp(a, "--budget"))
+			o.budget = strtoul(v, NULL, 0);
+		else if (!strcmp(a, "--deadline"))
+			o.deadline = strtoul(v, NULL, 0);
+		else if (!strcmp(a, "--timeout"))
+			o.timeout = atoi(v);
+		else if (!strcmp(a, "--ready"))
+			o.ready = v;
+		else if (!strcmp(a, "--expect") ||
+			 !strcmp(a, "--expect-completion"))
+			o.expect = v;
+		else if (!strcmp(a, "--crit") && o.ncrit < MAX_CRIT &&
+			 sscanf(v, "%u:%u", &o.crit[o.ncrit].offset,
+				&o.crit[o.ncrit].len) == 2)
+			o.ncrit++;
+		else
+			usage();
+	}
+	if (i != argc || !o.size || o.count < 1)
+		usage();
+	if (!strcmp(o.mode, "send") && o.to)
+		return do_send();
+	if (!strcmp(o.mode, "recv"))
+		return do_recv();
+	usage();
+	return 2;
+}

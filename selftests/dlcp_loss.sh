@@ -1,0 +1,274 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# DLCP loss budgets: messages complete at their budget instead of waiting
+# for retransmission, and every invariant of a lossy delivery holds
+# (dlcp_loss checks them byte by byte): bytes reported lost never exceed
+# the budget, every byte not reported lost is correct, every reported range
+# reads as zeros, critical ranges are always intact. Also: budget 0 stays
+# exact under loss, burst loss, deadlines, and peers that vanish mid-message.
+#
+# Topology: ns_s (sender, 10.77.1.2) <-- veth --> ns_r (receiver, 10.77.1.1)
+# Impairments are netem qdiscs on both ends (data and reports).
+
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+
+LOSS=$SELFTEST_DIR/dlcp_loss
+S=10.77.1.2
+R=10.77.1.1
+port=7100
+tmpdir=
+
+cleanup()
+{
+	ns_delete ns_s ns_r
+	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
+}
+
+setup()
+{
+	modprobe -q veth 2> /dev/null
+	modprobe -q sch_netem 2> /dev/null
+	modprobe -q sch_tbf 2> /dev/null
+	ns_create ns_s ns_r || return 1
+	ip -n ns_s link add eth0 type veth peer name eth0 netns ns_r || return 1
+	ip -n ns_s addr add "$S/24" dev eth0 || return 1
+	ip -n ns_r addr add "$R/24" dev eth0 || return 1
+	ip -n ns_s link set eth0 up && ip -n ns_r link set eth0 up
+}
+
+# impair QDISC...: the same qdisc on both ends
+impair()
+{
+	tc -n ns_s qdisc replace dev eth0 root "$@" &&
+	tc -n ns_r qdisc replace dev eth0 root "$@"
+}
+
+clear_impairments()
+{
+	tc -n ns_s qdisc del dev eth0 root 2> /dev/null
+	tc -n ns_r qdisc del dev eth0 root 2> /dev/null
+	ip netns exec ns_s sysctl -qw net.dlcp.msg_timeout_ms=10000
+	ip netns exec ns_r sysctl -qw net.dlcp.msg_timeout_ms=10000
+	return 0
+}
+
+# start_recv ARGS...: a checking receiver in ns_r, in the background ($rpid)
+start_recv()
+{
+	port=$((port + 1))
+	rm -f "$tmpdir/ready"
+	ip netns exec ns_r timeout 150 "$LOSS" recv --port "$port" \
+		--ready "$tmpdir/ready" "$@" &
+	rpid=$!
+	wait_for_file "$tmpdir/ready" 20 "$rpid" || fail "receiver did not start"
+}
+
+send()
+{
+	ip netns exec ns_s timeout 150 "$LOSS" send --to "$R" --port "$port" "$@"
+}
+
+# transfer COUNT SIZE BUDGET RECV_EXPECT SEND_EXPECT [EXTRA...]
+transfer()
+{
+	local count=$1 size=$2 budget=$3 rexp=$4 sexp=$5 rc=0
+	shift 5
+
+	start_recv --count "$count" --size "$size" --budget "$budget" \
+		--expect "$rexp" "$@" || return 1
+	send --count "$count" --size "$size" --budget "$budget" \
+		--expect-completion "$sexp" "$@" || { echo "FAIL: sender"; rc=1; }
+	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
+	return $rc
+}
+
+counter_delta()	# NS COUNTER BEFORE
+{
+	echo $(($(snmp "$1" "$2") - $3))
+}
+
+case_exact_under_loss()
+{
+	impair netem loss 5% || return 1
+	transfer 4 1048576 0 exact exact
+}
+
+case_budget_1pct_loss_1pct()
+{
+	impair netem loss 1% || return 1
+	transfer 8 1048576 10000 any any
+}
+
+case_budget_5pct_loss_1pct()
+{
+	local lossy
+
+	lossy=$(snmp ns_r DlcpInMsgsLossy)
+
+	impair netem loss 1% || return 1
+	transfer 8 1048576 50000 any any || return 1
+	# 1% loss is within a 5% budget: most messages complete lossy
+	[ "$(counter_delta ns_r DlcpInMsgsLossy "$lossy")" -ge 1 ] ||
+		fail "no message completed within budget"
+}
+
+case_budget_1pct_loss_5pct()
+{
+	impair netem loss 5% || return 1
+	# losses exceed the budget: just enough is retransmitted
+	transfer 6 1048576 10000 any any
+}
+
+case_budget_5pct_loss_5pct()
+{
+	impair netem loss 5% || return 1
+	transfer 6 1048576 50000 any any
+}
+
+case_budget_10pct_loss_5pct()
+{
+	local avoided
+
+	avoided=$(snmp ns_s DlcpRetransAvoided)
+
+	impair netem loss 5% || return 1
+	transfer 6 1048576 100000 any any || return 1
+	[ "$(counter_delta ns_s DlcpRetransAvoided "$avoided")" -ge 1 ] ||
+		fail "no retransmission was avoided"
+}
+
+case_burst_loss_gemodel()
+{
+	# Gilbert-Elliott: bursts of loss, about 2-3% overall
+	impair netem loss gemodel 1% 30% 70% 0.1% || return 1
+	transfer 6 1048576 50000 any any
+}
+
+case_critical_ranges_intact()
+{
+	impair netem loss 5% || return 1
+	transfer 6 1048576 100000 any any --crit 0:4096 --crit 500000:20000 \
+		--crit 1040000:8576
+}
+
+case_deadline_over_budget()
+{
+	local failed rc=0
+
+	failed=$(snmp ns_r DlcpInMsgsFailed)
+
+	# 4 MiB through 8 Mbit/s cannot finish in 300 ms: the receiver drops
+	# it at the deadline and the sender's completion says ETIME
+	impair tbf rate 8mbit burst 16kb latency 50ms || return 1
+	start_recv --count 1 --size 4194304 --budget 10000 --timeout 6 ||
+		return 1
+	send --count 1 --size 4194304 --budget 10000 --deadline 300 \
+		--expect-completion etime || { echo "FAIL: sender"; rc=1; }
+	if wait "$rpid"; then
+		echo "FAIL: the receiver got a message it should have dropped"
+		rc=1
+	fi
+	[ "$(counter_delta ns_r DlcpInMsgsFailed "$failed")" -eq 1 ] ||
+		fail "DlcpInMsgsFailed did not count the drop"
+	return $rc
+}
+
+case_receiver_vanishes()
+{
+	local failed t0 rc=0
+
+	failed=$(snmp ns_s DlcpOutMsgsFailed)
+
+	ip netns exec ns_s sysctl -qw net.dlcp.msg_timeout_ms=2000
+	impair tbf rate 8mbit burst 16kb latency 50ms || return 1
+	start_recv --count 1 --size 8388608 --budget 0 || return 1
+	(sleep 1; kill "$rpid") &
+	t0=$SECONDS
+	send --count 1 --size 8388608 --budget 0 \
+		--expect-completion etimedout || { echo "FAIL: sender"; rc=1; }
+	wait "$rpid"
+	echo "sender learnt of the failure after $((SECONDS - t0)) s"
+	[ "$(counter_delta ns_s DlcpOutMsgsFailed "$failed")" -eq 1 ] ||
+		fail "DlcpOutMsgsFailed did not count it"
+	return $rc
+}
+
+case_sender_vanishes()
+{
+	local timeouts spid n rc=0
+
+	timeouts=$(snmp ns_r DlcpInMsgsTimeout)
+
+	ip netns exec ns_r sysctl -qw net.dlcp.msg_timeout_ms=2000
+	impair tbf rate 8mbit burst 16kb latency 50ms || return 1
+	start_recv --count 1 --size 1048576 --budget 0 --expect exact ||
+		return 1
+	# not through send(): kill must reach the process itself
+	ip netns exec ns_s "$LOSS" send --to "$R" --port "$port" --count 1 \
+		--size 1048576 --budget 0 &
+	spid=$!
+	sleep 0.5
+	# the sender's host drops off the network, then the process dies
+	ip -n ns_s link set eth0 down
+	kill -9 "$spid"
+	wait "$spid"
+	for n in $(seq 1 80); do
+		[ "$(counter_delta ns_r DlcpInMsgsTimeout "$timeouts")" -ge 1 ] &&
+			break
+		sleep 0.1
+	done
+	echo "receiver freed the partial message after about $((n / 10)) s (+0.5)"
+	[ "$(counter_delta ns_r DlcpInMsgsTimeout "$timeouts")" -eq 1 ] ||
+		{ echo "FAIL: DlcpInMsgsTimeout did not count it"; rc=1; }
+	# the receiving socket still works
+	ip -n ns_s link set eth0 up
+	ip netns exec ns_s ip route add default dev eth0 2> /dev/null
+	send --count 1 --size 1048576 --budget 0 --expect-completion exact ||
+		{ echo "FAIL: second sender"; rc=1; }
+	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
+	return $rc
+}
+
+CASES=(
+	exact_under_loss
+	budget_1pct_loss_1pct
+	budget_5pct_loss_1pct
+	budget_1pct_loss_5pct
+	budget_5pct_loss_5pct
+	budget_10pct_loss_5pct
+	burst_loss_gemodel
+	critical_ranges_intact
+	deadline_over_budget
+	receiver_vanishes
+	sender_vanishes
+)
+
+require_root
+ktap_header "${#CASES[@]}"
+if ! dlcp_loaded || [ ! -x "$LOSS" ]; then
+	for c in "${CASES[@]}"; do
+		ktap_result "$c" 1 "module not loaded or $LOSS not built"
+	done
+	ktap_finished
+	exit "$KSFT_FAIL"
+fi
+tmpdir=$(mktemp -d) || exit "$KSFT_FAIL"
+trap cleanup EXIT
+if ! setup_log=$(setup 2>&1); then
+	ktap_print_msg "$setup_log"
+	for c in "${CASES[@]}"; do
+		ktap_result "$c" 1 "setup failed"
+	done
+	ktap_finished
+	exit "$KSFT_FAIL"
+fi
+
+for c in "${CASES[@]}"; do
+	start=$SECONDS
+	run_case "$c" "case_$c"
+	echo "# $c: $((SECONDS - start)) s"
+	clear_impairments
+done
+ktap_finished
