@@ -121,6 +121,8 @@ enum dlcp_mib_field {
 	DLCP_MIB_ABORTS_RCVD,
 	DLCP_MIB_OUT_NO_ROUTE,		/* transmission failed: no route */
 	DLCP_MIB_OUT_ERRORS,		/* transmission failed: other */
+	DLCP_MIB_OUT_CLASS0,		/* packets sent in class 0 ... */
+	DLCP_MIB_OUT_CLASS7 = DLCP_MIB_OUT_CLASS0 + 7,	/* ... and 7 */
 	__DLCP_MIB_MAX
 };
 

@@ -98,6 +98,11 @@ static int __init dlcp_init(void)
 {
 	int err;
 
+	BUILD_BUG_ON(DLCP_MIB_OUT_CLASS7 - DLCP_MIB_OUT_CLASS0 + 1 !=
+		     DLCP_MAX_CLASSES);
+	BUILD_BUG_ON(sizeof(struct dlcp_data_hdr) != DLCP_DATA_HDR_LEN);
+	BUILD_BUG_ON(sizeof(struct dlcp_report_hdr) != DLCP_REPORT_HDR_LEN);
+
 	/* an IP protocol number is one byte; 255 is reserved */
 	if (dlcp_ipproto <= 0 || dlcp_ipproto >= 255 ||
 	    dlcp_ipproto == IPPROTO_RAW) {

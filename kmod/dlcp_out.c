@@ -153,6 +153,7 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 		return net_xmit_errno(err);
 	}
 	DLCP_INC_STATS(net, DLCP_MIB_OUT_PKTS);
+	DLCP_INC_STATS(net, DLCP_MIB_OUT_CLASS0 + cls);
 	return 0;
 }
 

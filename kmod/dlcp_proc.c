@@ -72,6 +72,14 @@ const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
 	[DLCP_MIB_ABORTS_RCVD]		= "DlcpAbortsRcvd",
 	[DLCP_MIB_OUT_NO_ROUTE]		= "DlcpOutNoRoute",
 	[DLCP_MIB_OUT_ERRORS]		= "DlcpOutErrors",
+	[DLCP_MIB_OUT_CLASS0]		= "DlcpOutClass0",
+	[DLCP_MIB_OUT_CLASS0 + 1]	= "DlcpOutClass1",
+	[DLCP_MIB_OUT_CLASS0 + 2]	= "DlcpOutClass2",
+	[DLCP_MIB_OUT_CLASS0 + 3]	= "DlcpOutClass3",
+	[DLCP_MIB_OUT_CLASS0 + 4]	= "DlcpOutClass4",
+	[DLCP_MIB_OUT_CLASS0 + 5]	= "DlcpOutClass5",
+	[DLCP_MIB_OUT_CLASS0 + 6]	= "DlcpOutClass6",
+	[DLCP_MIB_OUT_CLASS7]		= "DlcpOutClass7",
 };
 
 static int dlcp_snmp_show(struct seq_file *seq, void *v)

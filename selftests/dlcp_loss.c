@@ -238,8 +238,9 @@ static int check_msg(const uint8_t *buf, size_t n, const struct dlcp_recv_info *
 
 static int do_recv(void)
 {
+	/* room for a lost range per 1 KiB: more than any budget allows */
 	size_t cbsz = CMSG_SPACE(sizeof(struct dlcp_recv_info)) +
-		      CMSG_SPACE(o.size / 2 * sizeof(struct dlcp_range) + 8);
+		      CMSG_SPACE((o.size / 1024 + 8) * sizeof(struct dlcp_range));
 	uint8_t *buf = malloc(o.size + 1), *cbuf = malloc(cbsz);
 	int s = sock_bound(o.port), i, bad = 0, lossy = 0;
 	uint64_t lost_total = 0;
