@@ -13,6 +13,9 @@
  *			reassembly, reports, completion and delivery
  *   dlcp_timer.c	guard (retransmission/probe) timer, garbage collection
  *   dlcp_buf.c		message buffers (page arrays) and byte-range sets
+ *   dlcp_prio.c	priority classes, DSCP/ECN, segment importance
+ *   dlcp_cc.c		congestion control
+ *   dlcp_udp.c		UDP encapsulation
  *
  * Locking
  * -------
@@ -121,6 +124,8 @@ enum dlcp_mib_field {
 	DLCP_MIB_ABORTS_RCVD,
 	DLCP_MIB_OUT_NO_ROUTE,		/* transmission failed: no route */
 	DLCP_MIB_OUT_ERRORS,		/* transmission failed: other */
+	DLCP_MIB_UDP_IN_PKTS,		/* packets received inside UDP */
+	DLCP_MIB_UDP_OUT_PKTS,		/* packets sent inside UDP */
 	DLCP_MIB_OUT_CLASS0,		/* packets sent in class 0 ... */
 	DLCP_MIB_OUT_CLASS7 = DLCP_MIB_OUT_CLASS0 + 7,	/* ... and 7 */
 	__DLCP_MIB_MAX
@@ -159,6 +164,16 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
  * @ecn:		net.dlcp.ecn, send important packets ECT(0)
  * @droppable_ppm:	net.dlcp.droppable_ppm, default fraction of the
  *			segments of fp messages marked droppable
+ * @encap:		net.dlcp.encap, default encapsulation (DLCP_ENCAP_*)
+ * @udp_port:		net.dlcp.udp_port, UDP port of DLCP in UDP mode
+ * @udp_sport_min:	net.dlcp.udp_sport_min, source port range start
+ * @udp_sport_max:	net.dlcp.udp_sport_max, source port range end
+ * @udp_entropy:	net.dlcp.udp_entropy, packets per source port (0: one
+ *			port per message)
+ * @net:		the namespace (for sysctl handlers)
+ * @udp_lock:		serialises opening and moving @udp_sock
+ * @udp_sock:		the namespace's UDP encapsulation socket, or NULL
+ * @udp_sock_port:	the port @udp_sock is bound to
  */
 struct dlcp_net {
 	struct dlcp_mib __percpu	*mib;
@@ -178,6 +193,15 @@ struct dlcp_net {
 	int	class_dscp[DLCP_MAX_CLASSES];
 	int	ecn;
 	int	droppable_ppm;
+	int	encap;
+	int	udp_port;
+	int	udp_sport_min;
+	int	udp_sport_max;
+	int	udp_entropy;
+	struct net	*net;
+	struct mutex	udp_lock;	/* see @udp_lock above */
+	struct socket	*udp_sock;
+	int		udp_sock_port;
 };
 
 extern unsigned int dlcp_net_id;
@@ -312,6 +336,7 @@ enum dlcp_seg_state {
  * @final:	the deadline passed: nothing is resent, PROBEs say FINAL
  * @droppable:	bitmap of droppable (low-magnitude) segments, or NULL
  * @ce_seen:	CE-marked bytes the receiver reported so far
+ * @udp:	sent inside UDP
  */
 struct dlcp_out_msg {
 	struct list_head	node;
@@ -343,6 +368,7 @@ struct dlcp_out_msg {
 	bool			final;
 	unsigned long		*droppable;
 	u32			ce_seen;
+	bool			udp;
 };
 
 static inline bool dlcp_seg_crit(const struct dlcp_out_msg *m, u32 seg)
@@ -386,6 +412,7 @@ struct dlcp_flight {
  * @sent_all:	the sender has sent every byte once (LAST or PROBE seen)
  * @delivered:	this is a zombie
  * @failed:	zombie of a message dropped at its deadline
+ * @udp:	arrived inside UDP: replies go the same way
  */
 struct dlcp_in_msg {
 	struct hlist_node	hnode;
@@ -408,6 +435,7 @@ struct dlcp_in_msg {
 	bool			sent_all;
 	bool			delivered;
 	bool			failed;
+	bool			udp;
 };
 
 /**
@@ -489,6 +517,7 @@ struct dlcp_cc {
  * @prio:		DLCP_PRIORITY
  * @prio_set:		DLCP_PRIORITY was set; else classes follow layers
  * @recv_completion:	DLCP_RECVCOMPLETION
+ * @encap:		DLCP_ENCAP, -1: follow net.dlcp.encap
  * @dead:		closing: timers must not re-arm, packets are dropped
  */
 struct dlcp_sock {
@@ -521,6 +550,7 @@ struct dlcp_sock {
 	u8			prio;
 	bool			prio_set;
 	bool			recv_completion;
+	s8			encap;
 	bool			dead;
 };
 
@@ -568,7 +598,7 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now);
 void dlcp_out_purge(struct sock *sk);
 u32 dlcp_out_rto_us(const struct dlcp_sock *dsk);
 int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
-		  __be32 daddr);
+		  __be32 daddr, bool udp);
 struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
 void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
@@ -577,6 +607,7 @@ void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 /* dlcp_in.c */
 void dlcp_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
 int dlcp_rcv(struct sk_buff *skb);
+int dlcp_rcv_common(struct sk_buff *skb, bool udp);
 int dlcp_err(struct sk_buff *skb, u32 info);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now);
 void dlcp_in_purge(struct sock *sk);
@@ -594,6 +625,12 @@ u8 dlcp_layer_class(const struct dlcp_net *dn, u32 layer);
 u8 dlcp_pkt_tos(const struct dlcp_net *dn, u8 cls, bool droppable);
 int dlcp_mark_droppable(struct dlcp_out_msg *m, u32 ppm);
 int dlcp_set_seg_classes(struct dlcp_out_msg *m, const u8 *cls, u32 n);
+
+/* dlcp_udp.c */
+int dlcp_udp_enable(struct net *net);
+void dlcp_udp_disable(struct net *net);
+void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
+		   u32 msg_id, u32 seg);
 
 /* dlcp_timer.c */
 void dlcp_timer_init(struct sock *sk);

@@ -106,7 +106,7 @@ static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
 		st->common.flags |= DLCP_HF_FAILED;
 	st->lost = htonl(m->lost);
 	st->tsecr = htonl(m->tsval);
-	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr))
+	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr, m->udp))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_STOPS_SENT);
 	trace_dlcp_stop(0, m->id, m->lost, m->failed);
 }
@@ -159,7 +159,7 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 	r->ngaps = htons(n);
 	r->rflags = rflags;
 	m->pkts_unreported = 0;
-	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr))
+	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr, m->udp))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_REPORTS_SENT);
 }
 
@@ -184,6 +184,7 @@ static struct dlcp_in_msg *dlcp_in_zombify(struct dlcp_in_msg *m, u32 lost,
 	z->lost = lost;
 	z->delivered = true;
 	z->failed = failed;
+	z->udp = m->udp;
 	z->last_active = jiffies;
 	dlcp_buf_init(&z->buf, z->len);
 	hlist_replace_rcu(&m->hnode, &z->hnode);
@@ -301,7 +302,8 @@ static void dlcp_in_fail(struct sock *sk, struct dlcp_in_msg *m)
 	dlcp_in_send_stop(sk, z);
 }
 
-static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb)
+static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb,
+				       bool udp)
 {
 	const struct dlcp_data_hdr *d = (const void *)skb->data;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
@@ -324,6 +326,7 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb)
 	m->meta.prio = d->common.prio;
 	m->budget_bytes = dlcp_budget_bytes(m->len, m->meta.budget_ppm);
 	m->crit_len = ntohl(d->crit_len);
+	m->udp = udp;
 	dlcp_buf_init(&m->buf, m->len);
 	hlist_add_head(&m->hnode, &dsk->in_hash[dlcp_in_hashfn(m->saddr,
 							       m->sport,
@@ -333,7 +336,7 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb)
 	return m;
 }
 
-static void dlcp_in_data(struct sock *sk, struct sk_buff *skb)
+static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 {
 	const struct dlcp_data_hdr *d = (const void *)skb->data;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
@@ -370,7 +373,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb)
 		return;
 	}
 	if (!m) {
-		m = dlcp_in_new(sk, skb);
+		m = dlcp_in_new(sk, skb, udp);
 		if (!m) {
 			dlcp_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
 			return;
@@ -408,7 +411,7 @@ report:
 }
 
 /* PROBE: answer with STOP or a REPORT; never creates state. */
-static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb)
+static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 {
 	const struct dlcp_probe_hdr *p = (const void *)skb->data;
 	struct dlcp_in_msg *m, tmp = { };
@@ -426,6 +429,7 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb)
 		tmp.sport = p->common.source;
 		tmp.id = ntohl(p->common.msg_id);
 		tmp.len = ntohl(p->common.msg_len);
+		tmp.udp = udp;
 		m = &tmp;
 	}
 	m->tsval = ntohl(p->tsval);
@@ -499,8 +503,11 @@ static int dlcp_drop(struct net *net, struct sk_buff *skb,
 	return 0;
 }
 
-/* IP protocol handler, softirq context. */
-int dlcp_rcv(struct sk_buff *skb)
+/*
+ * Receive a DLCP packet (skb->data at the DLCP header), native (@udp
+ * false) or from the UDP encapsulation socket. Softirq context.
+ */
+int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 {
 	struct net *net = dev_net(skb->dev);
 	enum dlcp_drop_reason reason;
@@ -540,7 +547,7 @@ int dlcp_rcv(struct sk_buff *skb)
 			    ip_hdr(skb)->tos);
 	switch (dlcp_wire_type(h)) {
 	case DLCP_T_DATA:
-		dlcp_in_data(sk, skb);
+		dlcp_in_data(sk, skb, udp);
 		break;
 	case DLCP_T_REPORT:
 		DLCP_INC_STATS(net, DLCP_MIB_REPORTS_RCVD);
@@ -552,7 +559,7 @@ int dlcp_rcv(struct sk_buff *skb)
 		break;
 	case DLCP_T_PROBE:
 		DLCP_INC_STATS(net, DLCP_MIB_PROBES_RCVD);
-		dlcp_in_probe(sk, skb);
+		dlcp_in_probe(sk, skb, udp);
 		break;
 	case DLCP_T_ABORT:
 		DLCP_INC_STATS(net, DLCP_MIB_ABORTS_RCVD);
@@ -564,6 +571,12 @@ unlock:
 	sock_put(sk);
 	consume_skb(skb);
 	return 0;
+}
+
+/* IP protocol handler */
+int dlcp_rcv(struct sk_buff *skb)
+{
+	return dlcp_rcv_common(skb, false);
 }
 
 /* ICMP errors: nothing to do until path MTU discovery is implemented. */

@@ -59,6 +59,13 @@ static int __net_init dlcp_net_init(struct net *net)
 		dn->class_dscp[i] = (DLCP_MAX_CLASSES - 1 - i) << 3;	/* CS7..CS0 */
 	dn->ecn = 1;
 	dn->droppable_ppm = 0;
+	dn->encap = DLCP_ENCAP_NATIVE;
+	dn->udp_port = DLCP_UDP_PORT;
+	dn->udp_sport_min = 49152;
+	dn->udp_sport_max = 65535;
+	dn->udp_entropy = 1;
+	dn->net = net;
+	mutex_init(&dn->udp_lock);
 
 	dn->mib = alloc_percpu(struct dlcp_mib);
 	if (!dn->mib)
@@ -82,6 +89,7 @@ static void __net_exit dlcp_net_exit(struct net *net)
 {
 	struct dlcp_net *dn = dlcp_pernet(net);
 
+	dlcp_udp_disable(net);
 	dlcp_proc_exit(net);
 	dlcp_sysctl_unregister(net);
 	free_percpu(dn->mib);

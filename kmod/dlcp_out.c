@@ -26,6 +26,7 @@
 #include <linux/bitmap.h>
 #include <linux/errqueue.h>
 #include <linux/slab.h>
+#include <linux/udp.h>
 #include <net/checksum.h>
 #include <net/ip.h>
 #include <net/route.h>
@@ -56,7 +57,8 @@ int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m)
 	mtu = clamp_t(u32, dst_mtu(&rt->dst), 576, IP_MAX_MTU);
 	m->saddr = fl4.saddr;
 	m->dst = &rt->dst;
-	m->seg_size = mtu - sizeof(struct iphdr) - DLCP_DATA_HDR_LEN;
+	m->seg_size = mtu - sizeof(struct iphdr) - DLCP_DATA_HDR_LEN -
+		      (m->udp ? sizeof(struct udphdr) : 0);
 	return 0;
 }
 
@@ -114,9 +116,10 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
  */
 static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 			 struct dst_entry *dst, __be32 saddr, __be32 daddr,
-			 u8 cls, bool droppable)
+			 u8 cls, bool droppable, bool udp, u32 seg)
 {
 	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
+	u8 tos = dlcp_pkt_tos(dn, cls, droppable);
 	struct net *net = sock_net(sk);
 	struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
 	struct inet_sock *inet = inet_sk(sk);
@@ -125,17 +128,22 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 
 	h->check = csum_tcpudp_magic(saddr, daddr, skb->len, dlcp_ipproto,
 				     csum_partial(skb->data, skb->len, 0));
+	trace_dlcp_pkt_send(h, saddr, daddr, tos);
+	if (udp) {
+		dlcp_udp_push(skb, dn, ntohl(h->msg_id), seg);
+		DLCP_INC_STATS(net, DLCP_MIB_UDP_OUT_PKTS);
+	}
 
 	skb_push(skb, sizeof(*iph));
 	skb_reset_network_header(skb);
 	iph = ip_hdr(skb);
 	iph->version = 4;
 	iph->ihl = 5;
-	iph->tos = dlcp_pkt_tos(dn, cls, droppable);
+	iph->tos = tos;
 	iph->frag_off = htons(IP_DF);
 	ttl = inet->uc_ttl;
 	iph->ttl = ttl < 0 ? ip4_dst_hoplimit(dst) : ttl;
-	iph->protocol = dlcp_ipproto;
+	iph->protocol = udp ? IPPROTO_UDP : dlcp_ipproto;
 	iph->saddr = saddr;
 	iph->daddr = daddr;
 	iph->tot_len = htons(skb->len);
@@ -145,7 +153,6 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 	skb_dst_set(skb, dst_clone(dst));
 	ip_select_ident(net, skb, NULL);
 	skb_set_owner_w(skb, sk);
-	trace_dlcp_pkt_send(h, saddr, daddr, iph->tos);
 
 	err = ip_local_out(net, sk, skb);
 	if (unlikely(net_xmit_eval(err))) {
@@ -159,7 +166,7 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 
 /* Send a control packet (REPORT, STOP, PROBE, ABORT) from @saddr. */
 int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
-		  __be32 daddr)
+		  __be32 daddr, bool udp)
 {
 	const struct dlcp_hdr *h = (const struct dlcp_hdr *)skb->data;
 	struct flowi4 fl4;
@@ -175,7 +182,8 @@ int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
 		return PTR_ERR(rt);
 	}
 	/* control packets go in the highest class */
-	err = dlcp_xmit_skb(sk, skb, &rt->dst, fl4.saddr, daddr, 0, false);
+	err = dlcp_xmit_skb(sk, skb, &rt->dst, fl4.saddr, daddr, 0, false, udp,
+			    0);
 	ip_rt_put(rt);
 	return err;
 }
@@ -196,7 +204,7 @@ static void dlcp_out_send_probe(struct sock *sk, struct dlcp_out_msg *m,
 		      type == DLCP_T_PROBE && m->final ? DLCP_HF_FINAL : 0, 0);
 	p->sent = htonl(min_t(u64, (u64)m->next_new * m->seg_size, m->len));
 	p->tsval = htonl(dlcp_now_us());
-	dlcp_xmit_ctl(sk, skb, m->saddr, m->daddr);
+	dlcp_xmit_ctl(sk, skb, m->saddr, m->daddr, m->udp);
 	DLCP_INC_STATS(sock_net(sk), type == DLCP_T_PROBE ?
 		       DLCP_MIB_PROBES_SENT : DLCP_MIB_ABORTS_SENT);
 }
@@ -245,7 +253,7 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	/* retransmissions of critical data go in the highest class */
 	cls = crit && (flags & DLCP_HF_RETRANS) ? 0 : m->meta.prio;
 	return dlcp_xmit_skb(sk, skb, m->dst, m->saddr, m->daddr, cls,
-			     droppable);
+			     droppable, m->udp, seg);
 }
 
 static struct dlcp_flight *dlcp_flight_at(struct dlcp_sock *dsk, u32 i)

@@ -14,6 +14,7 @@
 #include <linux/poll.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/udp.h>
 #include <net/inet_common.h>
 #include <net/ip.h>
 #include <net/route.h>
@@ -268,6 +269,15 @@ static unsigned int dlcp_dtype_size(unsigned int dtype)
 	default:
 		return 1;
 	}
+}
+
+/* The encapsulation @sk's messages use. */
+static int dlcp_sock_encap(const struct sock *sk)
+{
+	int encap = READ_ONCE(dlcp_sk(sk)->encap);
+
+	return encap >= 0 ? encap :
+	       READ_ONCE(dlcp_pernet(sock_net(sk))->encap);
 }
 
 /* May @sk use class @cls? EINVAL out of range, EPERM without privilege. */
@@ -526,6 +536,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	INIT_LIST_HEAD(&m->node);
 	dlcp_buf_init(&m->buf, len);
 	m->len = len;
+	m->udp = dlcp_sock_encap(sk) == DLCP_ENCAP_UDP;
 	m->daddr = daddr;
 	m->dport = dport;
 	spin_lock_bh(&dsk->lock);
@@ -726,6 +737,17 @@ static int dlcp_setsockopt(struct sock *sk, int level, int optname,
 			return -EINVAL;
 		WRITE_ONCE(dsk->recv_completion, val);
 		return 0;
+	case DLCP_ENCAP:
+		if (val < -1 || val > DLCP_ENCAP_UDP)
+			return -EINVAL;
+		if (val == DLCP_ENCAP_UDP) {
+			int err = dlcp_udp_enable(sock_net(sk));
+
+			if (err)
+				return err;
+		}
+		WRITE_ONCE(dsk->encap, val);
+		return 0;
 	case DLCP_SEGMENT_SIZE:
 	case DLCP_MAX_MSG_SIZE:
 	default:
@@ -740,13 +762,15 @@ static int dlcp_segment_size(struct sock *sk)
 	struct dlcp_out_msg m = {
 		.daddr = inet->inet_daddr,
 		.dport = inet->inet_dport,
+		.udp = dlcp_sock_encap(sk) == DLCP_ENCAP_UDP,
 	};
 
 	if (sk->sk_state == TCP_ESTABLISHED && !dlcp_out_route(sk, &m)) {
 		dst_release(m.dst);
 		return m.seg_size;
 	}
-	return 1500 - sizeof(struct iphdr) - DLCP_DATA_HDR_LEN;
+	return 1500 - sizeof(struct iphdr) - DLCP_DATA_HDR_LEN -
+	       (m.udp ? sizeof(struct udphdr) : 0);
 }
 
 static int dlcp_getsockopt(struct sock *sk, int level, int optname,
@@ -777,6 +801,9 @@ static int dlcp_getsockopt(struct sock *sk, int level, int optname,
 	case DLCP_RECVCOMPLETION:
 		val = READ_ONCE(dsk->recv_completion);
 		break;
+	case DLCP_ENCAP:
+		val = READ_ONCE(dsk->encap);
+		break;
 	case DLCP_SEGMENT_SIZE:
 		val = dlcp_segment_size(sk);
 		break;
@@ -804,6 +831,7 @@ static int dlcp_init_sock(struct sock *sk)
 	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++)
 		INIT_HLIST_HEAD(&dsk->in_hash[i]);
 	dsk->next_msg_id = get_random_u32();
+	dsk->encap = -1;
 	dsk->loss_budget_ppm = READ_ONCE(dn->loss_budget_ppm);
 	dlcp_cc_init(sk);
 	sock_set_flag(sk, SOCK_RCU_FREE);

@@ -20,6 +20,7 @@ static int dlcp_classes_max = DLCP_MAX_CLASSES;
 static int dlcp_class_last = DLCP_MAX_CLASSES - 1;
 static int dlcp_dscp_max = 63;
 static int dlcp_u16_max = U16_MAX;
+static int dlcp_port_min = 1;
 
 #define DLCP_SYSCTL(_name, _min, _max)				\
 	{							\
@@ -34,6 +35,31 @@ static int dlcp_u16_max = U16_MAX;
 
 /* Template: .data points into a dummy struct and is rebased per netns. */
 static struct dlcp_net init_dlcp_net;
+
+/*
+ * encap and udp_port: switching to UDP mode (or moving its port) opens the
+ * namespace's UDP socket; if that fails (EADDRINUSE), the write fails and
+ * the old value stays.
+ */
+static int dlcp_sysctl_udp(struct ctl_table *table, int write, void *buffer,
+			   size_t *lenp, loff_t *ppos)
+{
+	int *val = table->data, old = *val, err;
+	struct dlcp_net *dn;
+
+	err = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+	if (err || !write)
+		return err;
+	dn = table->extra1 == SYSCTL_ZERO ?
+	     container_of(val, struct dlcp_net, encap) :
+	     container_of(val, struct dlcp_net, udp_port);
+	if (READ_ONCE(dn->encap) == DLCP_ENCAP_UDP) {
+		err = dlcp_udp_enable(dn->net);
+		if (err)
+			WRITE_ONCE(*val, old);
+	}
+	return err;
+}
 
 static struct ctl_table dlcp_sysctl_table[] = {
 	DLCP_SYSCTL(max_msg_size, &dlcp_one, &dlcp_msg_hard),
@@ -59,6 +85,27 @@ static struct ctl_table dlcp_sysctl_table[] = {
 	},
 	DLCP_SYSCTL(ecn, SYSCTL_ZERO, SYSCTL_ONE),
 	DLCP_SYSCTL(droppable_ppm, SYSCTL_ZERO, &dlcp_ppm_max),
+	{
+		.procname	= "encap",
+		.data		= &init_dlcp_net.encap,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= dlcp_sysctl_udp,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
+	{
+		.procname	= "udp_port",
+		.data		= &init_dlcp_net.udp_port,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= dlcp_sysctl_udp,
+		.extra1		= &dlcp_port_min,
+		.extra2		= &dlcp_u16_max,
+	},
+	DLCP_SYSCTL(udp_sport_min, &dlcp_port_min, &dlcp_u16_max),
+	DLCP_SYSCTL(udp_sport_max, &dlcp_port_min, &dlcp_u16_max),
+	DLCP_SYSCTL(udp_entropy, SYSCTL_ZERO, &dlcp_u16_max),
 	{ }
 };
 

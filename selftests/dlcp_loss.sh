@@ -11,11 +11,16 @@
 #
 # Topology: ns_s (sender, 10.77.1.2) <-- veth --> ns_r (receiver, 10.77.1.1)
 # Impairments are netem qdiscs on both ends (data and reports).
+#
+# DLCP_ENCAP=udp runs every case with DLCP inside UDP (net.dlcp.encap=1 in
+# both namespaces) and adds the UDP cases: source-port entropy, a port in
+# use, malformed UDP payloads.
 
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
 LOSS=$SELFTEST_DIR/dlcp_loss
+ENCAP=${DLCP_ENCAP:-native}
 S=10.77.1.2
 R=10.77.1.1
 port=7100
@@ -36,7 +41,11 @@ setup()
 	ip -n ns_s link add eth0 type veth peer name eth0 netns ns_r || return 1
 	ip -n ns_s addr add "$S/24" dev eth0 || return 1
 	ip -n ns_r addr add "$R/24" dev eth0 || return 1
-	ip -n ns_s link set eth0 up && ip -n ns_r link set eth0 up
+	ip -n ns_s link set eth0 up && ip -n ns_r link set eth0 up || return 1
+	if [ "$ENCAP" = udp ]; then
+		ip netns exec ns_s sysctl -qw net.dlcp.encap=1 &&
+		ip netns exec ns_r sysctl -qw net.dlcp.encap=1
+	fi
 }
 
 # impair QDISC...: the same qdisc on both ends
@@ -52,6 +61,7 @@ clear_impairments()
 	tc -n ns_r qdisc del dev eth0 root 2> /dev/null
 	ip netns exec ns_s sysctl -qw net.dlcp.msg_timeout_ms=10000
 	ip netns exec ns_r sysctl -qw net.dlcp.msg_timeout_ms=10000
+	ip netns exec ns_r sysctl -qw net.dlcp.udp_port=9253
 	return 0
 }
 
@@ -248,6 +258,69 @@ case_big_message_64mib_defaults()
 	transfer 1 67108864 0 exact exact
 }
 
+case_udp_entropy()
+{
+	local udp ports
+
+	udp=$(snmp ns_r DlcpUdpInPkts)
+	ip netns exec ns_r timeout 60 tcpdump -i eth0 -n -l -c 200 \
+		udp dst port 9253 > "$tmpdir/cap" 2> /dev/null &
+	sleep 1
+	transfer 2 262144 0 exact exact || return 1
+	wait
+	# 10.77.1.2.SPORT > 10.77.1.1.9253: UDP ...
+	ports=$(awk '$3 ~ /^10\.77\.1\.2\./ { n = split($3, a, "."); print a[n] }' \
+		"$tmpdir/cap" | sort -u | wc -l)
+	echo "$(wc -l < "$tmpdir/cap") UDP packets captured, $ports source ports;" \
+		"DlcpUdpInPkts +$(counter_delta ns_r DlcpUdpInPkts "$udp")"
+	[ "$(counter_delta ns_r DlcpUdpInPkts "$udp")" -gt 0 ] ||
+		fail "no packet came in through UDP" || return 1
+	# one port per packet, from 16384: almost every packet has its own
+	[ "$ports" -ge 100 ] || fail "only $ports source ports in 200 packets"
+}
+
+case_udp_port_in_use()
+{
+	local err
+
+	# something else holds UDP 9300: moving DLCP there must fail cleanly
+	ip netns exec ns_r timeout 20 /usr/bin/python3 -c 'import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 9300))
+time.sleep(30)' &
+	for _ in $(seq 100); do
+		ip netns exec ns_r ss -Huln 'sport = :9300' | grep -q . && break
+		sleep 0.2
+	done
+	err=$(ip netns exec ns_r sysctl -w net.dlcp.udp_port=9300 2>&1) &&
+		{ kill %%; fail "udp_port moved onto a port in use"; return 1; }
+	kill %% 2> /dev/null
+	wait
+	echo "sysctl said: $err"
+	grep -q "Address already in use" <<< "$err" ||
+		fail "not EADDRINUSE" || return 1
+	[ "$(ip netns exec ns_r sysctl -n net.dlcp.udp_port)" -eq 9253 ] ||
+		fail "udp_port changed anyway" || return 1
+	# and DLCP still works on its port
+	transfer 1 65536 0 exact exact
+}
+
+case_udp_malformed()
+{
+	local before after
+
+	before=$(snmp ns_r DlcpDropShort)
+	# ten 3-byte datagrams to the DLCP port: dropped, counted as short
+	ip netns exec ns_s /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(10):
+	s.sendto(b"abc", (sys.argv[1], 9253))' "$R"
+	sleep 0.5
+	after=$(snmp ns_r DlcpDropShort)
+	echo "DlcpDropShort +$((after - before))"
+	[ $((after - before)) -eq 10 ] || fail "expected 10 short drops"
+}
+
 CASES=(
 	big_message_64mib_defaults
 	exact_under_loss
@@ -263,6 +336,7 @@ CASES=(
 	sender_vanishes
 )
 
+[ "$ENCAP" = udp ] && CASES+=(udp_entropy udp_port_in_use udp_malformed)
 # DLCP_LOSS_CASES="a b": run only these cases
 [ -n "${DLCP_LOSS_CASES:-}" ] && read -r -a CASES <<< "$DLCP_LOSS_CASES"
 

@@ -59,6 +59,11 @@
  *			(sysctl net.dlcp.max_msg_size).
  * DLCP_RECVCOMPLETION	0 or 1: report the outcome of every message this
  *			socket sends on its error queue (see "Completions").
+ * DLCP_ENCAP		DLCP_ENCAP_NATIVE (IP protocol 253) or DLCP_ENCAP_UDP
+ *			(inside UDP to net.dlcp.udp_port, with a source port
+ *			that varies per packet for ECMP and RSS), or -1 to
+ *			follow net.dlcp.encap (the default). Selecting UDP
+ *			opens the namespace's UDP port: EADDRINUSE if taken.
  */
 #define DLCP_LOSS_BUDGET	1
 #define DLCP_SEGMENT_SIZE	2
@@ -66,6 +71,11 @@
 #define DLCP_PRIORITY		4
 #define DLCP_MAX_MSG_SIZE	5
 #define DLCP_RECVCOMPLETION	6
+#define DLCP_ENCAP		7
+
+#define DLCP_ENCAP_NATIVE	0
+#define DLCP_ENCAP_UDP		1
+#define DLCP_UDP_PORT		9253	/* default net.dlcp.udp_port */
 
 #define DLCP_PPM_MAX		1000000U
 

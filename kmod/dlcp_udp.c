@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP over UDP.
+ *
+ * A bare IP protocol number gets no ECMP spreading from switches and no
+ * RSS spreading from NICs, and some clouds drop it. In UDP mode a DLCP
+ * packet travels as the payload of a UDP datagram to net.dlcp.udp_port
+ * (default 9253). The source port carries entropy: it changes every
+ * net.dlcp.udp_entropy packets of a message (default 1: every packet),
+ * within [udp_sport_min, udp_sport_max], so that 5-tuple hashing spreads
+ * one message over every path and queue; udp_entropy 0 keeps one port per
+ * message for fabrics that want flows. The DLCP header and checksum are
+ * the same as in native mode (the checksum's pseudo-header still names the
+ * DLCP protocol); the UDP checksum is zero, as IPv4 allows.
+ *
+ * Each network namespace that uses UDP mode owns one kernel UDP socket on
+ * udp_port, set up with the kernel's UDP tunnel API, whose encap_rcv hands
+ * the payload to the DLCP receive path. It is created when net.dlcp.encap
+ * is set to 1 or a socket selects DLCP_ENCAP_UDP (an error there, e.g.
+ * EADDRINUSE when the port is taken, is returned to that write), and
+ * released with the namespace. A message uses the mode of its socket
+ * (DLCP_ENCAP, else the sysctl); replies use the mode the data came in.
+ */
+#include <linux/jhash.h>
+#include <linux/udp.h>
+#include <net/udp.h>
+#include <net/udp_tunnel.h>
+#include "dlcp_impl.h"
+
+static int dlcp_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	if (!pskb_may_pull(skb, sizeof(struct udphdr))) {
+		dlcp_count_drop(sock_net(sk), DLCP_MIB_DROP_SHORT, skb->len);
+		kfree_skb(skb);
+		return 0;
+	}
+	__skb_pull(skb, sizeof(struct udphdr));
+	skb_reset_transport_header(skb);
+	/* DLCP's own checksum is verified on what follows the UDP header */
+	skb->ip_summed = CHECKSUM_NONE;
+	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_UDP_IN_PKTS);
+	return dlcp_rcv_common(skb, true);
+}
+
+/* Open (or move to a new udp_port) the namespace's UDP socket. */
+int dlcp_udp_enable(struct net *net)
+{
+	struct dlcp_net *dn = dlcp_pernet(net);
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type	= 1,
+		.encap_rcv	= dlcp_udp_encap_rcv,
+	};
+	struct udp_port_cfg cfg = {
+		.family		= AF_INET,
+		.local_ip.s_addr = htonl(INADDR_ANY),
+	};
+	struct socket *sock, *old = NULL;
+	int port, err = 0;
+
+	mutex_lock(&dn->udp_lock);
+	port = READ_ONCE(dn->udp_port);
+	if (dn->udp_sock && dn->udp_sock_port == port)
+		goto out;
+	cfg.local_udp_port = htons(port);
+	err = udp_sock_create4(net, &cfg, &sock);
+	if (err)
+		goto out;
+	setup_udp_tunnel_sock(net, sock, &tcfg);
+	old = dn->udp_sock;
+	WRITE_ONCE(dn->udp_sock, sock);
+	dn->udp_sock_port = port;
+out:
+	mutex_unlock(&dn->udp_lock);
+	if (old)
+		udp_tunnel_sock_release(old);
+	return err;
+}
+
+void dlcp_udp_disable(struct net *net)
+{
+	struct dlcp_net *dn = dlcp_pernet(net);
+
+	if (dn->udp_sock)
+		udp_tunnel_sock_release(dn->udp_sock);
+	dn->udp_sock = NULL;
+}
+
+/* The UDP source port of packet @seg of message @msg_id. */
+static u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
+{
+	u32 lo = READ_ONCE(dn->udp_sport_min), hi = READ_ONCE(dn->udp_sport_max);
+	u32 n = READ_ONCE(dn->udp_entropy);
+	u32 h = n ? jhash_2words(msg_id, seg / n, 0) : jhash_1word(msg_id, 0);
+
+	if (hi < lo)
+		return lo;
+	return lo + reciprocal_scale(h, hi - lo + 1);
+}
+
+/* Put a UDP header in front of the DLCP packet at skb->data. */
+void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
+		   u32 msg_id, u32 seg)
+{
+	struct udphdr *uh;
+
+	uh = skb_push(skb, sizeof(*uh));
+	uh->source = htons(dlcp_udp_sport(dn, msg_id, seg));
+	uh->dest = htons(READ_ONCE(dn->udp_port));
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
