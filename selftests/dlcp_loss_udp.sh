@@ -1,0 +1,6 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The loss-budget suite with DLCP inside UDP (net.dlcp.encap=1), plus the
+# UDP cases: source-port entropy, a port in use, malformed payloads.
+DLCP_ENCAP=udp exec "$(dirname "$0")/dlcp_loss.sh" "$@"

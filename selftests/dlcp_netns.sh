@@ -1,0 +1,374 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# DLCP transfers between network namespaces over veth links: message sizes
+# around the segment size and up to 16 MiB, on a clean link and under netem
+# loss, reordering, duplication and corruption, a rate limit, and several
+# senders at once. Every message is checked byte for byte by dlcp_xfer.
+#
+# Topology: the receiver's namespace ns_a has a point-to-point veth link to
+# each sender namespace:
+#
+#   ns_b  eth0 10.77.0.2 <----> a_b 10.77.0.1  ns_a
+#   ns_c  eth0 10.77.0.3 <----> a_c 10.77.0.1  ns_a
+#   ns_d  eth0 10.77.0.4 <----> a_d 10.77.0.1  ns_a
+#   ns_e  eth0 10.77.0.5 <----> a_e 10.77.0.1  ns_a
+#
+# Impairments are netem qdiscs on both ends of a link (data and reports).
+#
+# Environment: DLCP_BIG (size of the big message, default 16m),
+# DLCP_XFER_TIMEOUT (seconds per transfer, default 90).
+
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+
+BIG=${DLCP_BIG:-16m}
+BIG_LOSSY=4m
+XFER_TIMEOUT=${DLCP_XFER_TIMEOUT:-90}
+SENDERS=(b c d e)
+RECV_ADDR=10.77.0.1
+# IPv4 header + DLCP data header
+MTU_OVERHEAD=$((20 + $("$XFER" hdrlen 2> /dev/null || echo 52)))
+
+port=7000
+tmpdir=
+MSS=
+# extra dlcp_xfer options of a case
+RECV_OPTS=()
+SEND_OPTS=()
+
+cleanup()
+{
+	ns_delete ns_a ns_b ns_c ns_d ns_e
+	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
+}
+
+setup()
+{
+	local i x n
+
+	modprobe -q veth 2> /dev/null
+	modprobe -q sch_netem 2> /dev/null
+	modprobe -q sch_tbf 2> /dev/null
+	ns_create ns_a ns_b ns_c ns_d ns_e || return 1
+	for i in "${!SENDERS[@]}"; do
+		x=${SENDERS[$i]}
+		n=$((i + 2))
+		ip -n ns_a link add "a_$x" type veth peer name eth0 \
+			netns "ns_$x" || return 1
+		ip -n ns_a addr add "$RECV_ADDR/32" peer "10.77.0.$n/32" \
+			dev "a_$x" || return 1
+		ip -n ns_a link set "a_$x" up || return 1
+		ip -n "ns_$x" addr add "10.77.0.$n/32" peer "$RECV_ADDR/32" \
+			dev eth0 || return 1
+		ip -n "ns_$x" link set eth0 up || return 1
+	done
+}
+
+# impair SENDER QDISC...: put a qdisc on both ends of ns_a <-> ns_SENDER.
+impair()
+{
+	local x=$1
+	shift
+
+	tc -n "ns_$x" qdisc replace dev eth0 root "$@" &&
+	tc -n ns_a qdisc replace dev "a_$x" root "$@"
+}
+
+clear_impairments()
+{
+	local x
+
+	for x in "${SENDERS[@]}"; do
+		tc -n "ns_$x" qdisc del dev eth0 root 2> /dev/null
+		tc -n ns_a qdisc del dev "a_$x" root 2> /dev/null
+	done
+	return 0
+}
+
+show_qdiscs()
+{
+	local x
+
+	for x in "$@"; do
+		echo "qdisc ns_$x eth0: $(tc -n "ns_$x" qdisc show dev eth0 | head -1)"
+	done
+}
+
+# xfer SIZES THREADS SENDER...: a receiver in ns_a, one send process in
+# each SENDER namespace (ids 0, 1, ... or, with THREADS > 1 and a single
+# SENDER, one process of THREADS sender threads); checks everything
+# arrived. RECV_OPTS and SEND_OPTS add dlcp_xfer options.
+xfer()
+{
+	local sizes=$1 threads=$2
+	shift 2
+	local nsenders=$(($# * threads)) ready rpid rc=0 i=0 x pid
+	local pids=()
+
+	port=$((port + 1))
+	ready=$tmpdir/ready.$port
+	ip netns exec ns_a timeout $((XFER_TIMEOUT + 30)) "$XFER" recv \
+		--port "$port" --sizes "$sizes" --senders "$nsenders" \
+		--timeout "$XFER_TIMEOUT" --ready-file "$ready" \
+		"${RECV_OPTS[@]}" &
+	rpid=$!
+	if ! wait_for_file "$ready" 20 "$rpid"; then
+		kill "$rpid" 2> /dev/null
+		wait "$rpid"
+		fail "receiver did not start"
+		return
+	fi
+	for x in "$@"; do
+		ip netns exec "ns_$x" timeout $((XFER_TIMEOUT + 30)) "$XFER" \
+			send --to "$RECV_ADDR" --port "$port" \
+			--sizes "$sizes" --senders "$threads" \
+			--id $((i * threads)) --timeout "$XFER_TIMEOUT" \
+			"${SEND_OPTS[@]}" &
+		pids+=($!)
+		i=$((i + 1))
+	done
+	if ! wait "$rpid"; then
+		echo "FAIL: receiver"
+		rc=1
+	fi
+	for pid in "${pids[@]}"; do
+		if ! wait "$pid"; then
+			echo "FAIL: sender (pid $pid)"
+			rc=1
+		fi
+	done
+	return $rc
+}
+
+sizes_all()
+{
+	echo "1,$((MSS - 1)),$MSS,$((MSS + 1)),65536,1m,$BIG"
+}
+
+# ------------------------------------------------------------------ cases
+
+case_segment_size()
+{
+	local mss
+
+	mss=$(ip netns exec ns_b "$XFER" mss --to "$RECV_ADDR") || return 1
+	echo "DLCP_SEGMENT_SIZE towards $RECV_ADDR over MTU 1500: $mss"
+	[ "$mss" -eq $((1500 - MTU_OVERHEAD)) ] ||
+		fail "expected $((1500 - MTU_OVERHEAD))"
+}
+
+case_segment_size_mtu1280()
+{
+	local mss rc=0
+
+	ip -n ns_c link set eth0 mtu 1280 || return 1
+	ip -n ns_a link set a_c mtu 1280 || return 1
+	mss=$(ip netns exec ns_c "$XFER" mss --to "$RECV_ADDR") || rc=1
+	echo "DLCP_SEGMENT_SIZE towards $RECV_ADDR over MTU 1280: $mss"
+	if [ "$rc" -ne 0 ] || [ "$mss" -ne $((1280 - MTU_OVERHEAD)) ]; then
+		fail "expected $((1280 - MTU_OVERHEAD))"
+		rc=1
+	fi
+	# And a transfer over the smaller MTU.
+	xfer "1,$((1280 - MTU_OVERHEAD + 1)),100000" 1 c || rc=1
+	ip -n ns_c link set eth0 mtu 1500
+	ip -n ns_a link set a_c mtu 1500
+	return "$rc"
+}
+
+case_clean()
+{
+	local csum0 csum1
+
+	csum0=$(snmp ns_a DlcpInCsumErrors)
+	xfer "$(sizes_all)" 1 b || return 1
+	csum1=$(snmp ns_a DlcpInCsumErrors)
+	echo "ns_a DlcpInCsumErrors $csum0 -> $csum1"
+	[ "$csum0" = "$csum1" ] || fail "checksum errors on a clean link"
+}
+
+case_loss()
+{
+	local r0 r1 rc=0
+
+	impair b netem loss 5% limit 10000 || return 1
+	show_qdiscs b
+	r0=$(snmp ns_b DlcpRetransPkts)
+	xfer "$(sizes_all)" 1 b || rc=1
+	r1=$(snmp ns_b DlcpRetransPkts)
+	echo "ns_b DlcpRetransPkts $r0 -> $r1"
+	[ "$r1" -gt "$r0" ] 2> /dev/null ||
+		{ fail "no retransmission under 5% loss"; rc=1; }
+	clear_impairments
+	return "$rc"
+}
+
+case_reorder()
+{
+	local rc=0
+
+	impair b netem delay 2ms reorder 50% limit 10000 || return 1
+	show_qdiscs b
+	xfer "$(sizes_all)" 1 b || rc=1
+	clear_impairments
+	return "$rc"
+}
+
+case_duplicate()
+{
+	local rc=0
+
+	impair b netem duplicate 10% limit 10000 || return 1
+	show_qdiscs b
+	xfer "$(sizes_all)" 1 b || rc=1
+	clear_impairments
+	return "$rc"
+}
+
+case_corrupt()
+{
+	local a0 b0 a1 b1 rc=0
+
+	impair b netem corrupt 1% limit 10000 || return 1
+	show_qdiscs b
+	a0=$(snmp ns_a DlcpInCsumErrors)
+	b0=$(snmp ns_b DlcpInCsumErrors)
+	xfer "$(sizes_all)" 1 b || rc=1
+	a1=$(snmp ns_a DlcpInCsumErrors)
+	b1=$(snmp ns_b DlcpInCsumErrors)
+	echo "DlcpInCsumErrors: ns_a $a0 -> $a1, ns_b $b0 -> $b1"
+	# 1% of some 12000 packets are corrupted; most flips land in DLCP.
+	[ $((a1 + b1)) -gt $((a0 + b0)) ] 2> /dev/null ||
+		{ fail "corrupted packets not counted as checksum errors"; rc=1; }
+	clear_impairments
+	return "$rc"
+}
+
+case_combined()
+{
+	local rc=0
+
+	impair b netem delay 1ms 1ms loss 2% duplicate 2% corrupt 0.5% \
+		limit 10000 || return 1
+	show_qdiscs b
+	xfer "$(sizes_all)" 1 b || rc=1
+	clear_impairments
+	return "$rc"
+}
+
+case_rate_limited()
+{
+	local rc=0
+
+	# A 20 Mbit/s bottleneck with a short queue: congestion drops.
+	tc -n ns_b qdisc replace dev eth0 root tbf rate 20mbit burst 16kb \
+		latency 20ms || return 1
+	show_qdiscs b
+	xfer "1,65536,1m,4m" 1 b || rc=1
+	clear_impairments
+	return "$rc"
+}
+
+# A 2% loss budget over a 5% loss link: messages may come lossy, within
+# the budget, with their lost ranges listed and zeroed, and their first
+# 4 KiB, sent critical, always intact.
+case_loss_budget()
+{
+	local rc=0
+
+	impair b netem loss 5% limit 10000 || return 1
+	show_qdiscs b
+	RECV_OPTS=(--budget 20000 --critical 4096 --min-lossy 1)
+	SEND_OPTS=(--budget 20000 --critical 4096)
+	xfer "1,65536,1m,$BIG_LOSSY" 1 b || rc=1
+	clear_impairments
+	return "$rc"
+}
+
+case_four_senders()
+{
+	xfer "1,$MSS,$((MSS + 1)),65536,1m,4m" 1 b c d e
+}
+
+case_four_senders_loss()
+{
+	local x rc=0
+
+	for x in "${SENDERS[@]}"; do
+		impair "$x" netem loss 2% limit 10000 || return 1
+	done
+	show_qdiscs "${SENDERS[@]}"
+	xfer "1,$((MSS + 1)),65536,1m" 1 b c d e || rc=1
+	clear_impairments
+	return "$rc"
+}
+
+case_four_threads_one_host()
+{
+	xfer "1,$((MSS + 1)),65536,1m" 4 b
+}
+
+# ------------------------------------------------------------------- main
+
+CASES=(
+	segment_size
+	segment_size_mtu1280
+	clean
+	loss
+	reorder
+	duplicate
+	corrupt
+	combined
+	loss_budget
+	rate_limited
+	four_senders
+	four_senders_loss
+	four_threads_one_host
+)
+
+require_root
+require_vm
+ktap_header "${#CASES[@]}"
+
+if ! dlcp_loaded; then
+	for c in "${CASES[@]}"; do
+		ktap_result "$c" "$KSFT_SKIP" "dlcp module not loaded"
+	done
+	ktap_finished
+	exit "$KSFT_SKIP"
+fi
+if [ ! -x "$XFER" ]; then
+	for c in "${CASES[@]}"; do
+		ktap_result "$c" 1 "$XFER not built"
+	done
+	ktap_finished
+	exit "$KSFT_FAIL"
+fi
+
+tmpdir=$(mktemp -d) || exit "$KSFT_FAIL"
+trap cleanup EXIT
+if ! setup_log=$(setup 2>&1); then
+	ktap_print_msg "$setup_log"
+	for c in "${CASES[@]}"; do
+		ktap_result "$c" 1 "setup failed"
+	done
+	ktap_finished
+	exit "$KSFT_FAIL"
+fi
+
+MSS=$(ip netns exec ns_b "$XFER" mss --to "$RECV_ADDR" 2> /dev/null)
+[ "${MSS:-0}" -gt 0 ] 2> /dev/null || MSS=$((1500 - MTU_OVERHEAD))
+ktap_print_msg "segment size $MSS, big message $BIG, $XFER_TIMEOUT s per transfer"
+
+for i in "${!CASES[@]}"; do
+	c=${CASES[$i]}
+	# each case on ports of its own: nothing left over from the last one
+	port=$((7000 + 100 * i))
+	start=$SECONDS
+	run_case "$c" "case_$c"
+	echo "# $c: $((SECONDS - start)) s"
+	clear_impairments
+done
+
+ktap_finished

@@ -1,0 +1,191 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared helpers of the DLCP selftest scripts: KTAP output, network
+# namespaces, counters. Sourced, not run.
+
+# kselftest exit codes
+export KSFT_PASS=0
+export KSFT_FAIL=1
+export KSFT_SKIP=4
+
+SELFTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+REPO_DIR=$(cd "$SELFTEST_DIR/.." && pwd -P)
+XFER=$SELFTEST_DIR/dlcp_xfer
+export SELFTEST_DIR REPO_DIR XFER
+
+PATH=$PATH:/usr/sbin:/sbin
+export PATH
+
+# ------------------------------------------------------------------ KTAP
+
+ktap_nr=0
+ktap_pass=0
+ktap_fail=0
+ktap_skip=0
+
+# ktap_header NR_TESTS
+ktap_header()
+{
+	echo "TAP version 13"
+	echo "1..$1"
+}
+
+ktap_print_msg()
+{
+	local line
+
+	while IFS= read -r line; do
+		echo "# $line"
+	done <<< "$*"
+}
+
+# ktap_result NAME RC [DIAGNOSTIC]: RC 0 pass, KSFT_SKIP skip, else fail.
+ktap_result()
+{
+	local name=$1 rc=$2 diag=${3:-}
+
+	ktap_nr=$((ktap_nr + 1))
+	case $rc in
+	0)
+		ktap_pass=$((ktap_pass + 1))
+		echo "ok $ktap_nr $name"
+		;;
+	"$KSFT_SKIP")
+		ktap_skip=$((ktap_skip + 1))
+		echo "ok $ktap_nr $name # SKIP${diag:+ $diag}"
+		;;
+	*)
+		ktap_fail=$((ktap_fail + 1))
+		echo "not ok $ktap_nr $name${diag:+ # $diag}"
+		;;
+	esac
+}
+
+# ktap_finished: totals line; returns non-zero if anything failed.
+ktap_finished()
+{
+	echo "# totals: $ktap_pass passed, $ktap_fail failed, $ktap_skip skipped"
+	[ "$ktap_fail" -eq 0 ]
+}
+
+# run_case NAME FUNCTION [ARGS...]: run a test function in a subshell with
+# its output captured, print the output as diagnostics (always: timings and
+# counters are worth seeing), then one result line. The functions bound
+# their own run time (timeout(1), dlcp_xfer --timeout).
+run_case()
+{
+	local name=$1 log rc
+	shift
+
+	log=$(mktemp)
+	( "$@" ) > "$log" 2>&1
+	rc=$?
+	sed 's/^/# /' "$log"
+	rm -f "$log"
+	ktap_result "$name" "$rc"
+	return 0
+}
+
+# --------------------------------------------------------------- helpers
+
+log() { echo "$*"; }
+
+fail()
+{
+	echo "FAIL: $*"
+	return 1
+}
+
+# wait_for_file FILE SECONDS [PID]: until FILE exists; gives up early if
+# process PID (the one to create it) has exited.
+wait_for_file()
+{
+	local file=$1 end=$((SECONDS + $2)) pid=${3:-}
+
+	while [ "$SECONDS" -le "$end" ]; do
+		[ -e "$file" ] && return 0
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2> /dev/null; then
+			[ -e "$file" ]
+			return
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+# require_root / require_module: skip the whole script if unmet.
+require_root()
+{
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "TAP version 13"
+		echo "1..0 # SKIP needs root"
+		exit "$KSFT_SKIP"
+	fi
+}
+
+# require_vm: these scripts load and unload modules and make namespaces:
+# run them in the test VM (tools/vm-run sets DLCP_VM=1) unless told so.
+require_vm()
+{
+	if [ "${DLCP_VM:-}" != 1 ] && [ "${DLCP_ALLOW_HOST:-}" != 1 ]; then
+		echo "TAP version 13"
+		echo "1..0 # SKIP not in the test VM (selftests/run.sh), DLCP_ALLOW_HOST=1 overrides"
+		exit "$KSFT_SKIP"
+	fi
+}
+
+dlcp_loaded()
+{
+	[ -e /proc/net/dlcp/snmp ]
+}
+
+# dlcp_insmod KO [PARAM=VALUE...]: insmod, after modprobing the modules
+# KO depends on (insmod does not; dlcp.ko needs udp_tunnel, for example).
+dlcp_insmod()
+{
+	local ko=$1 dep
+	shift
+
+	for dep in $(modinfo -F depends "$ko" 2> /dev/null | tr , ' '); do
+		modprobe -q "$dep" 2> /dev/null
+	done
+	insmod "$ko" "$@"
+}
+
+# snmp NS COUNTER: a counter of namespace NS ("" for the current one).
+snmp()
+{
+	local ns=$1 name=$2
+
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" cat /proc/net/dlcp/snmp
+	else
+		cat /proc/net/dlcp/snmp
+	fi | awk -v n="$name" '$1 == n { print $2; found = 1 }
+		END { if (!found) print "missing" }'
+}
+
+# ------------------------------------------------------------ namespaces
+
+# ns_create NAME...: new namespaces with lo up (deleted first if present).
+ns_create()
+{
+	local ns
+
+	for ns in "$@"; do
+		ip netns del "$ns" 2> /dev/null
+		ip netns add "$ns" || return 1
+		ip -n "$ns" link set lo up || return 1
+	done
+}
+
+ns_delete()
+{
+	local ns
+
+	for ns in "$@"; do
+		ip netns del "$ns" 2> /dev/null
+	done
+	return 0
+}

@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host side of the DLCP selftests: builds the test programs (on the host:
+# the guest shares this root but compiling under TCG is slow), boots the
+# test VM with tools/vm-run and runs selftests/run_vm.sh there, which
+# loads kmod/dlcp.ko and prints one KTAP stream.
+#
+# usage: selftests/run.sh [--log FILE] [run_vm.sh ARGS...]
+#   --log FILE   also write the KTAP output to FILE (for ktap-totals)
+#   e.g. selftests/run.sh dlcp_api          only the API tests
+#
+# Exit status: that of run_vm.sh in the VM (0: all passed), or vm-run's
+# (124 timeout, 125 kernel warning, ...). Environment: DLCP_VM_TIMEOUT
+# (seconds, default 1500), KSFT_DIR (kselftest harness, see Makefile);
+# passed to the guest: DLCP_SLOW=1 (also run the slow dlcp_prio.sh),
+# DLCP_BIG (big message of dlcp_netns.sh, default 16m), DLCP_XFER_TIMEOUT.
+
+set -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd -P)
+TOP=$(cd "$HERE/.." && pwd -P)
+log=/dev/null
+
+if [ "${1:-}" = --log ]; then
+	log=$2
+	shift 2
+fi
+
+if [ ! -f "$TOP/kmod/dlcp.ko" ]; then
+	echo "run.sh: $TOP/kmod/dlcp.ko not built (make -C kmod)" >&2
+	exit 2
+fi
+make -s -C "$HERE" all || exit 2
+# dlcp_dissector.sh uses the userspace tools; build them here, not in TCG.
+if [ -f "$TOP/userspace/tools/Makefile" ]; then
+	make -s -C "$TOP/userspace/tools" || exit 2
+fi
+
+# Knobs of the in-guest scripts, passed on when set.
+envs=()
+for v in DLCP_SLOW DLCP_BIG DLCP_XFER_TIMEOUT; do
+	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
+done
+
+cd "$TOP" || exit 2
+tools/vm-run --timeout "${DLCP_VM_TIMEOUT:-1500}" "${envs[@]}" -- \
+	selftests/run_vm.sh "$@" | tee "$log"
