@@ -124,6 +124,8 @@ enum dlcp_mib_field {
 	DLCP_MIB_ABORTS_RCVD,
 	DLCP_MIB_OUT_NO_ROUTE,		/* transmission failed: no route */
 	DLCP_MIB_OUT_ERRORS,		/* transmission failed: other */
+	DLCP_MIB_PMTU_UPDATES,		/* ICMP fragmentation needed */
+	DLCP_MIB_RESEGMENTED,		/* messages re-cut to a smaller MTU */
 	DLCP_MIB_UDP_IN_PKTS,		/* packets received inside UDP */
 	DLCP_MIB_UDP_OUT_PKTS,		/* packets sent inside UDP */
 	DLCP_MIB_OUT_CLASS0,		/* packets sent in class 0 ... */
@@ -559,6 +561,21 @@ static inline struct dlcp_sock *dlcp_sk(const struct sock *sk)
 	return (struct dlcp_sock *)sk;
 }
 
+/* Size of one element of @dtype: segments hold whole elements. */
+static inline unsigned int dlcp_dtype_size(unsigned int dtype)
+{
+	switch (dtype) {
+	case DLCP_DTYPE_FP32:
+	case DLCP_DTYPE_INT32:
+		return 4;
+	case DLCP_DTYPE_FP16:
+	case DLCP_DTYPE_BF16:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
 /* Bytes of a @len-byte message that a budget of @ppm may leave out. */
 static inline u32 dlcp_budget_bytes(u32 len, u32 ppm)
 {
@@ -596,6 +613,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb);
 void dlcp_out_stop(struct sock *sk, struct sk_buff *skb);
 bool dlcp_out_timeout(struct sock *sk, unsigned long now);
 void dlcp_out_purge(struct sock *sk);
+void dlcp_out_pmtu(struct sock *sk, __be32 daddr, u32 mtu);
 u32 dlcp_out_rto_us(const struct dlcp_sock *dsk);
 int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
 		  __be32 daddr, bool udp);

@@ -579,9 +579,39 @@ int dlcp_rcv(struct sk_buff *skb)
 	return dlcp_rcv_common(skb, false);
 }
 
-/* ICMP errors: nothing to do until path MTU discovery is implemented. */
+/*
+ * ICMP errors about a packet we sent (native mode). "Fragmentation
+ * needed" updates the route's path MTU and re-cuts the messages to that
+ * destination whose segments no longer fit; other errors are left to the
+ * guard timer (a silent peer fails after msg_timeout_ms).
+ */
 int dlcp_err(struct sk_buff *skb, u32 info)
 {
+	const struct iphdr *iph = (const struct iphdr *)skb->data;
+	int type = icmp_hdr(skb)->type, code = icmp_hdr(skb)->code;
+	struct net *net = dev_net(skb->dev);
+	const struct dlcp_hdr *h;
+	struct sock *sk;
+
+	if (type != ICMP_DEST_UNREACH || code != ICMP_FRAG_NEEDED)
+		return 0;
+	/* ICMP quotes at least 8 bytes after the IP header: our ports */
+	if (!pskb_may_pull(skb, iph->ihl * 4 + 4))
+		return 0;
+	iph = (const struct iphdr *)skb->data;
+	h = (const struct dlcp_hdr *)(skb->data + iph->ihl * 4);
+	rcu_read_lock();
+	sk = dlcp_lookup(net, iph->saddr, h->source);
+	rcu_read_unlock();
+	if (!sk)
+		return 0;
+	DLCP_INC_STATS(net, DLCP_MIB_PMTU_UPDATES);
+	ipv4_sk_update_pmtu(skb, sk, info);
+	spin_lock_bh(&dlcp_sk(sk)->lock);
+	if (!dlcp_sk(sk)->dead)
+		dlcp_out_pmtu(sk, iph->daddr, info);
+	spin_unlock_bh(&dlcp_sk(sk)->lock);
+	sock_put(sk);
 	return 0;
 }
 

@@ -76,7 +76,7 @@ static bool dlcp_out_dst_ok(struct sock *sk, struct dlcp_out_msg *m)
 		m->dst = NULL;
 		return false;
 	}
-	/* segment boundaries are fixed for the life of the message */
+	/* segment boundaries change only by dlcp_out_resegment() */
 	m->seg_size = seg_size;
 	return true;
 }
@@ -728,6 +728,104 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 	}
 	dlcp_out_push(sk);
 	return !list_empty(&dsk->out_msgs);
+}
+
+/*
+ * Re-cut @m into segments of @seg_size bytes (smaller than before). A new
+ * segment is acknowledged if every old one it overlaps was, never sent if
+ * none of them was, else lost (resent). Importance maps the same way;
+ * crit_len, already announced to the receiver, stays (a conservative
+ * bound: the receiver then waits for every byte rather than complete
+ * lossy early). Flight entries of @m are forgotten.
+ */
+static int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m,
+			      u32 seg_size)
+{
+	u32 nsegs = DIV_ROUND_UP(m->len, seg_size), s, o;
+	unsigned long *crit = NULL, *drop = NULL;
+	u8 *seg;
+
+	seg = kvcalloc(nsegs, sizeof(*seg), GFP_ATOMIC);
+	if (m->crit)
+		crit = bitmap_zalloc(nsegs, GFP_ATOMIC);
+	if (m->droppable)
+		drop = bitmap_zalloc(nsegs, GFP_ATOMIC);
+	if (!seg || (m->crit && !crit) || (m->droppable && !drop)) {
+		kvfree(seg);
+		bitmap_free(crit);
+		bitmap_free(drop);
+		return -ENOMEM;
+	}
+	for (s = 0; s < nsegs; s++) {
+		u32 first = s * seg_size / m->seg_size;
+		u32 last = (min(m->len, (s + 1) * seg_size) - 1) / m->seg_size;
+		bool acked = true, sent = true, dropall = true;
+
+		for (o = first; o <= last; o++) {
+			acked &= m->seg[o] == DLCP_SEG_ACKED;
+			sent &= m->seg[o] != DLCP_SEG_NEW;
+			if (crit && test_bit(o, m->crit))
+				__set_bit(s, crit);
+			dropall &= m->droppable && test_bit(o, m->droppable);
+		}
+		seg[s] = acked ? DLCP_SEG_ACKED : sent ? DLCP_SEG_LOST :
+			 DLCP_SEG_NEW;
+		if (drop && dropall)
+			__set_bit(s, drop);
+	}
+	for (s = 0; m->inflight && s < dlcp_sk(sk)->flight_len; s++) {
+		struct dlcp_flight *f = dlcp_flight_at(dlcp_sk(sk), s);
+
+		if (f->msg == m)
+			dlcp_flight_resolve(dlcp_sk(sk), f);
+	}
+	dlcp_flight_tidy(dlcp_sk(sk));
+	kvfree(m->seg);
+	bitmap_free(m->crit);
+	bitmap_free(m->droppable);
+	m->seg = seg;
+	m->crit = crit;
+	m->droppable = drop;
+	m->seg_size = seg_size;
+	m->nsegs = nsegs;
+	m->nr_lost = 0;
+	m->nr_acked = 0;
+	m->lost_bytes = 0;
+	m->nr_lost_crit = 0;
+	m->next_new = nsegs;
+	for (s = nsegs; s-- > 0;) {
+		u8 state = seg[s];
+
+		if (state == DLCP_SEG_NEW)
+			m->next_new = s;
+		seg[s] = DLCP_SEG_NEW;
+		dlcp_seg_set(m, s, state);
+	}
+	m->lost_hint = 0;
+	m->crit_hint = 0;
+	return 0;
+}
+
+/* The path MTU to @daddr dropped to @mtu: re-route, re-cut what is too big. */
+void dlcp_out_pmtu(struct sock *sk, __be32 daddr, u32 mtu)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_out_msg *m;
+
+	list_for_each_entry(m, &dsk->out_msgs, node) {
+		u32 max;
+
+		if (m->daddr != daddr)
+			continue;
+		dst_release(m->dst);	/* the next send picks the new MTU */
+		m->dst = NULL;
+		max = max_t(u32, mtu, 576) - sizeof(struct iphdr) -
+		      DLCP_DATA_HDR_LEN - (m->udp ? sizeof(struct udphdr) : 0);
+		max = rounddown(max, dlcp_dtype_size(m->meta.dtype));
+		if (max < m->seg_size && !dlcp_out_resegment(sk, m, max))
+			DLCP_INC_STATS(sock_net(sk), DLCP_MIB_RESEGMENTED);
+	}
+	dlcp_out_push(sk);
 }
 
 /* Socket closing: abort unfinished messages, free everything. */

@@ -257,20 +257,6 @@ static int dlcp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 	return 0;
 }
 
-static unsigned int dlcp_dtype_size(unsigned int dtype)
-{
-	switch (dtype) {
-	case DLCP_DTYPE_FP32:
-	case DLCP_DTYPE_INT32:
-		return 4;
-	case DLCP_DTYPE_FP16:
-	case DLCP_DTYPE_BF16:
-		return 2;
-	default:
-		return 1;
-	}
-}
-
 /* The encapsulation @sk's messages use. */
 static int dlcp_sock_encap(const struct sock *sk)
 {
