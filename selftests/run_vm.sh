@@ -42,6 +42,7 @@ COMPONENTS=(
 	"dlcp_loss.sh 600"
 	"dlcp_loss_udp.sh 300"
 	"dlcp_pmtu.sh 180"
+	"dlcp_multipath.sh 300"
 	"dlcp_trace.sh 120"
 	"dlcp_dissector.sh 240"
 	"dlcp_module.sh 180"
