@@ -16,6 +16,10 @@
 # both namespaces) and adds the UDP cases: source-port entropy, a port in
 # use, malformed UDP payloads.
 
+# cleanup, setup and case_* are called by name from ktap_main:
+# shellcheck disable=SC2317
+true
+
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -29,11 +33,12 @@ tmpdir=
 cleanup()
 {
 	ns_delete ns_s ns_r
-	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
+	return 0
 }
 
 setup()
 {
+	need_exec "$LOSS" || return 1
 	modprobe -q veth 2> /dev/null
 	modprobe -q sch_netem 2> /dev/null
 	modprobe -q sch_tbf 2> /dev/null
@@ -53,6 +58,12 @@ impair()
 {
 	tc -n ns_s qdisc replace dev eth0 root "$@" &&
 	tc -n ns_r qdisc replace dev eth0 root "$@"
+}
+
+# between cases: no impairment, default timeouts and port
+after_case()
+{
+	clear_impairments
 }
 
 clear_impairments()
@@ -92,7 +103,7 @@ transfer()
 	send --count "$count" --size "$size" --budget "$budget" \
 		--expect-completion "$sexp" "$@" || { echo "FAIL: sender"; rc=1; }
 	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
-	return $rc
+	return "$rc"
 }
 
 counter_delta()	# NS COUNTER BEFORE
@@ -183,7 +194,7 @@ case_deadline_over_budget()
 	fi
 	[ "$(counter_delta ns_r DlcpInMsgsFailed "$failed")" -eq 1 ] ||
 		fail "DlcpInMsgsFailed did not count the drop"
-	return $rc
+	return "$rc"
 }
 
 case_receiver_vanishes()
@@ -203,7 +214,7 @@ case_receiver_vanishes()
 	echo "sender learnt of the failure after $((SECONDS - t0)) s"
 	[ "$(counter_delta ns_s DlcpOutMsgsFailed "$failed")" -eq 1 ] ||
 		fail "DlcpOutMsgsFailed did not count it"
-	return $rc
+	return "$rc"
 }
 
 case_sender_vanishes()
@@ -245,7 +256,7 @@ case_sender_vanishes()
 	send --count 1 --size 4194304 --budget 0 --expect-completion exact ||
 		{ echo "FAIL: second sender"; rc=1; }
 	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
-	return $rc
+	return "$rc"
 }
 
 case_big_message_64mib_defaults()
@@ -340,30 +351,4 @@ CASES=(
 # DLCP_LOSS_CASES="a b": run only these cases
 [ -n "${DLCP_LOSS_CASES:-}" ] && read -r -a CASES <<< "$DLCP_LOSS_CASES"
 
-require_root
-ktap_header "${#CASES[@]}"
-if ! dlcp_loaded || [ ! -x "$LOSS" ]; then
-	for c in "${CASES[@]}"; do
-		ktap_result "$c" 1 "module not loaded or $LOSS not built"
-	done
-	ktap_finished
-	exit "$KSFT_FAIL"
-fi
-tmpdir=$(mktemp -d) || exit "$KSFT_FAIL"
-trap cleanup EXIT
-if ! setup_log=$(setup 2>&1); then
-	ktap_print_msg "$setup_log"
-	for c in "${CASES[@]}"; do
-		ktap_result "$c" 1 "setup failed"
-	done
-	ktap_finished
-	exit "$KSFT_FAIL"
-fi
-
-for c in "${CASES[@]}"; do
-	start=$SECONDS
-	run_case "$c" "case_$c"
-	echo "# $c: $((SECONDS - start)) s"
-	clear_impairments
-done
-ktap_finished
+ktap_main "${CASES[@]}"

@@ -12,6 +12,10 @@
 #                                     p2 10.77.7.1 -- 10.77.7.2
 #   the receiver's address 10.77.9.1 (on lo) is reached over p1 and p2
 
+# cleanup, setup and case_* are called by name from ktap_main:
+# shellcheck disable=SC2317
+true
+
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -23,13 +27,14 @@ tmpdir=
 cleanup()
 {
 	ns_delete ns_s ns_rt ns_r
-	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
+	return 0
 }
 
 setup()
 {
 	local ns dev l
 
+	need_exec "$LOSS" || return 1
 	modprobe -q veth 2> /dev/null
 	modprobe -q sch_netem 2> /dev/null
 	ns_create ns_s ns_rt ns_r || return 1
@@ -87,7 +92,7 @@ transfer()
 		--count "$1" --size "$2" --budget 0 --expect-completion exact ||
 		{ echo "FAIL: sender"; rc=1; }
 	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
-	return $rc
+	return "$rc"
 }
 
 # spread: run a 4 MiB transfer, print and check the share of link p1
@@ -138,19 +143,4 @@ case_udp_paths_differ_delay_loss()
 CASES=(udp_sprays_one_message native_takes_one_path
        udp_paths_differ_delay_loss)
 
-require_root
-ktap_header "${#CASES[@]}"
-tmpdir=$(mktemp -d) || exit "$KSFT_FAIL"
-trap cleanup EXIT
-if ! dlcp_loaded || [ ! -x "$LOSS" ] || ! setup_log=$(setup 2>&1); then
-	ktap_print_msg "${setup_log:-module not loaded or $LOSS not built}"
-	for c in "${CASES[@]}"; do
-		ktap_result "$c" 1 "setup failed"
-	done
-	ktap_finished
-	exit "$KSFT_FAIL"
-fi
-for c in "${CASES[@]}"; do
-	run_case "$c" "case_$c"
-done
-ktap_finished
+ktap_main "${CASES[@]}"

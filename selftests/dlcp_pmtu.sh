@@ -9,6 +9,10 @@
 #
 #   ns_s 10.77.3.2 --(1500)-- 10.77.3.1 ns_rt 10.77.4.1 --(1280)-- 10.77.4.2 ns_r
 
+# cleanup, setup and case_* are called by name from ktap_main:
+# shellcheck disable=SC2317
+true
+
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -18,11 +22,12 @@ tmpdir=
 cleanup()
 {
 	ns_delete ns_s ns_rt ns_r
-	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
+	return 0
 }
 
 setup()
 {
+	need_exec "$LOSS" || return 1
 	modprobe -q veth 2> /dev/null
 	ns_create ns_s ns_rt ns_r || return 1
 	ip -n ns_s link add eth0 type veth peer name s0 netns ns_rt &&
@@ -64,22 +69,9 @@ case_pmtu_lowers_segments()
 		{ echo "FAIL: no ICMP fragmentation needed handled"; rc=1; }
 	ip -n ns_s route get 10.77.4.2 | grep -q 'mtu 1280' ||
 		{ echo "FAIL: the route's PMTU was not lowered"; rc=1; }
-	return $rc
+	return "$rc"
 }
 
 CASES=(pmtu_lowers_segments)
 
-require_root
-ktap_header "${#CASES[@]}"
-tmpdir=$(mktemp -d) || exit "$KSFT_FAIL"
-trap cleanup EXIT
-if ! dlcp_loaded || [ ! -x "$LOSS" ] || ! setup_log=$(setup 2>&1); then
-	ktap_print_msg "${setup_log:-module not loaded or $LOSS not built}"
-	ktap_result "${CASES[0]}" 1 "setup failed"
-	ktap_finished
-	exit "$KSFT_FAIL"
-fi
-for c in "${CASES[@]}"; do
-	run_case "$c" "case_$c"
-done
-ktap_finished
+ktap_main "${CASES[@]}"

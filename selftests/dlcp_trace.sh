@@ -7,6 +7,10 @@
 #
 # Topology: ns_s (10.77.2.2) <-- veth, netem loss 5% --> ns_r (10.77.2.1)
 
+# cleanup, setup and case_* are called by name from ktap_main:
+# shellcheck disable=SC2317
+true
+
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -18,14 +22,16 @@ tmpdir=
 
 cleanup()
 {
-	[ -e "$TRACING/events/dlcp/enable" ] &&
+	if [ -e "$TRACING/events/dlcp/enable" ]; then
 		echo 0 > "$TRACING/events/dlcp/enable"
+	fi
 	ns_delete ns_s ns_r
-	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
 }
 
 setup()
 {
+	need_exec "$LOSS" || return 1
+	[ -e "$TRACING/events/dlcp/enable" ] || fail "no $TRACING" || return 1
 	modprobe -q veth 2> /dev/null
 	modprobe -q sch_netem 2> /dev/null
 	ns_create ns_s ns_r || return 1
@@ -34,7 +40,8 @@ setup()
 	ip -n ns_r addr add 10.77.2.1/24 dev eth0 || return 1
 	ip -n ns_s link set eth0 up && ip -n ns_r link set eth0 up || return 1
 	tc -n ns_s qdisc add dev eth0 root netem loss 5% &&
-	tc -n ns_r qdisc add dev eth0 root netem loss 5%
+	tc -n ns_r qdisc add dev eth0 root netem loss 5% &&
+	run_traced
 }
 
 # A lossy transfer with the trace events on; a send to a port nobody bound.
@@ -81,7 +88,7 @@ case_events_fire()
 	done
 	grep -q 'dlcp_drop: reason=DlcpDropNoSocket' "$tmpdir/trace" ||
 		{ echo "FAIL: no drop event with reason DlcpDropNoSocket"; rc=1; }
-	return $rc
+	return "$rc"
 }
 
 case_socket_table()
@@ -95,20 +102,4 @@ case_socket_table()
 
 CASES=(events_fire socket_table)
 
-require_root
-ktap_header "${#CASES[@]}"
-tmpdir=$(mktemp -d) || exit "$KSFT_FAIL"
-trap cleanup EXIT
-if ! dlcp_loaded || [ ! -e "$TRACING/events/dlcp/enable" ] ||
-   ! setup_log=$( (setup && run_traced) 2>&1); then
-	ktap_print_msg "${setup_log:-module, tracefs or $LOSS missing}"
-	for c in "${CASES[@]}"; do
-		ktap_result "$c" 1 "setup failed"
-	done
-	ktap_finished
-	exit "$KSFT_FAIL"
-fi
-for c in "${CASES[@]}"; do
-	run_case "$c" "case_$c"
-done
-ktap_finished
+ktap_main "${CASES[@]}"

@@ -87,6 +87,45 @@ run_case()
 	return 0
 }
 
+# ktap_main CASE...: the body of a test script. Needs root; prints the KTAP
+# header; makes $tmpdir (removed at exit, after the script's cleanup());
+# runs the script's setup() (on failure its output is shown and every case
+# fails); then runs each case_CASE with run_case, its time, and after_case()
+# if the script has one; then the totals. Exits with the KTAP status.
+ktap_main()
+{
+	local c start setup_log
+
+	require_root
+	ktap_header "$#"
+	tmpdir=$(mktemp -d) || exit "$KSFT_FAIL"
+	trap 'cleanup; rm -rf "$tmpdir"' EXIT
+	if ! dlcp_loaded || ! setup_log=$(setup 2>&1); then
+		ktap_print_msg "${setup_log:-dlcp module not loaded}"
+		for c in "$@"; do
+			ktap_result "$c" 1 "setup failed"
+		done
+		ktap_finished
+		exit "$KSFT_FAIL"
+	fi
+	for c in "$@"; do
+		start=$SECONDS
+		run_case "$c" "case_$c"
+		echo "# $c: $((SECONDS - start)) s"
+		if declare -F after_case > /dev/null; then
+			after_case
+		fi
+	done
+	ktap_finished
+	exit $?
+}
+
+# need_exec FILE: setup() helper: fail with a message if FILE is missing
+need_exec()
+{
+	[ -x "$1" ] || fail "$1 not built (make -C selftests)"
+}
+
 # --------------------------------------------------------------- helpers
 
 log() { echo "$*"; }
