@@ -158,6 +158,9 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
  * @init_cwnd:		net.dlcp.init_cwnd, initial window in segments
  * @max_cwnd:		net.dlcp.max_cwnd, largest window in segments
  * @ack_every:		net.dlcp.ack_every, data packets per report
+ * @reorder_us:		net.dlcp.reorder_us, how long a gap below later
+ *			arrivals may be reordering before it counts as loss
+ *			(plus a quarter of the smoothed RTT)
  * @prio_classes:	net.dlcp.prio_classes, number of priority classes
  * @unpriv_class:	net.dlcp.unpriv_class, highest class without
  *			CAP_NET_ADMIN
@@ -189,6 +192,7 @@ struct dlcp_net {
 	int	init_cwnd;
 	int	max_cwnd;
 	int	ack_every;
+	int	reorder_us;
 	int	prio_classes;
 	int	unpriv_class;
 	int	layer_width;
@@ -223,6 +227,7 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_MAX_MSG_HARD	BIT(30)		/* largest max_msg_size */
 #define DLCP_CWND_HARD		4096		/* largest max_cwnd */
 #define DLCP_MAX_GAPS		64		/* gaps in one report */
+#define DLCP_RTO_MAX_US		(2 * USEC_PER_SEC)	/* backed-off RTO cap */
 #define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
 #define DLCP_IN_HASH_BITS	6
 
@@ -496,7 +501,8 @@ struct dlcp_cc {
  * @inet:		inet socket, must be first
  * @lock:		protects the fields below (see Locking above)
  * @port_node:		in the port hash (dlcp_port_lock)
- * @out_msgs:		outgoing messages, in send order
+ * @out_msgs:		outgoing messages by class (0 first), in send order
+ *			within a class: the order they are transmitted in
  * @nr_out_msgs:	entries in @out_msgs
  * @next_msg_id:	id of the next message sent
  * @snd_mem:		bytes of outgoing messages held
@@ -507,6 +513,7 @@ struct dlcp_cc {
  * @flight_cap:		size of @flight (net.dlcp.max_cwnd at first send)
  * @cwnd:		congestion window in segments
  * @cc:			congestion control state
+ * @rto_shift:		timeouts since the last RTT sample (RTO backoff)
  * @srtt_us:		smoothed round-trip time, 0 before the first sample
  * @rttvar_us:		round-trip time variation
  * @next_xmit_ns:	pacing: earliest time of the next transmission
@@ -538,6 +545,7 @@ struct dlcp_sock {
 	u32			flight_cap;
 	u32			cwnd;
 	struct dlcp_cc		cc;
+	u8			rto_shift;
 	u32			srtt_us;
 	u32			rttvar_us;
 	u64			next_xmit_ns;
@@ -608,6 +616,7 @@ u32 dlcp_rcvbuf_limit(const struct sock *sk);
 /* dlcp_out.c */
 int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m);
 void dlcp_out_push(struct sock *sk);
+void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m);
 void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m);
 void dlcp_out_report(struct sock *sk, struct sk_buff *skb);
 void dlcp_out_stop(struct sock *sk, struct sk_buff *skb);
@@ -616,7 +625,7 @@ void dlcp_out_purge(struct sock *sk);
 void dlcp_out_pmtu(struct sock *sk, __be32 daddr, u32 mtu);
 u32 dlcp_out_rto_us(const struct dlcp_sock *dsk);
 int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
-		  __be32 daddr, bool udp);
+		  __be32 daddr, bool udp, u8 cls);
 struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
 void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,

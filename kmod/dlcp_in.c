@@ -106,7 +106,7 @@ static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
 		st->common.flags |= DLCP_HF_FAILED;
 	st->lost = htonl(m->lost);
 	st->tsecr = htonl(m->tsval);
-	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr, m->udp))
+	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr, m->udp, 0))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_STOPS_SENT);
 	trace_dlcp_stop(0, m->id, m->lost, m->failed);
 }
@@ -159,7 +159,7 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 	r->ngaps = htons(n);
 	r->rflags = rflags;
 	m->pkts_unreported = 0;
-	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr, m->udp))
+	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr, m->udp, 0))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_REPORTS_SENT);
 }
 

@@ -52,6 +52,7 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->init_cwnd = 32;
 	dn->max_cwnd = 512;
 	dn->ack_every = 4;
+	dn->reorder_us = 4000;
 	dn->prio_classes = DLCP_MAX_CLASSES;
 	dn->unpriv_class = 1;
 	dn->layer_width = 1;

@@ -15,8 +15,10 @@
  * segment, so that the receiver learns at once that everything was sent
  * and can complete within budget without waiting for a timeout. The guard
  * timer (dlcp_timer.c) presumes entries older than the retransmission
- * timeout lost, PROBEs a message whose reports stopped coming, enforces
- * deadlines, and gives up on a receiver that went silent.
+ * timeout lost when their message's reports have stopped too (a segment
+ * merely queued behind others is not), PROBEs a message whose reports
+ * stopped coming, enforces deadlines, and gives up on a receiver that went
+ * silent. The timeout doubles with every expiry until a new RTT sample.
  *
  * Window: the number of unresolved segments of the socket is limited by
  * cwnd (dlcp_cc.c), and transmissions are paced at twice cwnd per smoothed
@@ -164,9 +166,14 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 	return 0;
 }
 
-/* Send a control packet (REPORT, STOP, PROBE, ABORT) from @saddr. */
+/*
+ * Send a control packet from @saddr in class @cls: REPORT and STOP go in
+ * class 0; PROBE and ABORT in their message's class, behind its data, so
+ * that a PROBE saying "all was sent" does not overtake the data it speaks
+ * of in a strict-priority queue.
+ */
 int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
-		  __be32 daddr, bool udp)
+		  __be32 daddr, bool udp, u8 cls)
 {
 	const struct dlcp_hdr *h = (const struct dlcp_hdr *)skb->data;
 	struct flowi4 fl4;
@@ -181,9 +188,8 @@ int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
 		kfree_skb(skb);
 		return PTR_ERR(rt);
 	}
-	/* control packets go in the highest class */
-	err = dlcp_xmit_skb(sk, skb, &rt->dst, fl4.saddr, daddr, 0, false, udp,
-			    0);
+	err = dlcp_xmit_skb(sk, skb, &rt->dst, fl4.saddr, daddr, cls, false,
+			    udp, 0);
 	ip_rt_put(rt);
 	return err;
 }
@@ -204,7 +210,7 @@ static void dlcp_out_send_probe(struct sock *sk, struct dlcp_out_msg *m,
 		      type == DLCP_T_PROBE && m->final ? DLCP_HF_FINAL : 0, 0);
 	p->sent = htonl(min_t(u64, (u64)m->next_new * m->seg_size, m->len));
 	p->tsval = htonl(dlcp_now_us());
-	dlcp_xmit_ctl(sk, skb, m->saddr, m->daddr, m->udp);
+	dlcp_xmit_ctl(sk, skb, m->saddr, m->daddr, m->udp, m->meta.prio);
 	DLCP_INC_STATS(sock_net(sk), type == DLCP_T_PROBE ?
 		       DLCP_MIB_PROBES_SENT : DLCP_MIB_ABORTS_SENT);
 }
@@ -432,6 +438,22 @@ void dlcp_out_push(struct sock *sk)
 	}
 }
 
+/*
+ * Queue @m for transmission: after every message of its class or a higher
+ * one (a smaller number), before those of lower classes, so that a
+ * front-layer gradient sent after a bulk one overtakes it on its socket.
+ */
+void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
+{
+	struct dlcp_out_msg *pos;
+
+	list_for_each_entry(pos, &dsk->out_msgs, node)
+		if (pos->meta.prio > m->meta.prio)
+			break;
+	list_add_tail(&m->node, &pos->node);
+	dsk->nr_out_msgs++;
+}
+
 /* Free @m, which must be off every list but dsk->out_msgs. */
 void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 {
@@ -506,14 +528,18 @@ static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
 	return NULL;
 }
 
+/* RFC 6298's timeout, doubled per timeout since the last RTT sample. */
 u32 dlcp_out_rto_us(const struct dlcp_sock *dsk)
 {
 	u32 rto_min = READ_ONCE(dlcp_pernet(sock_net(&dsk->inet.sk))->rto_min_ms)
 		      * USEC_PER_MSEC;
+	u32 rto;
 
 	if (!dsk->srtt_us)
-		return max_t(u32, rto_min, 200 * USEC_PER_MSEC);
-	return max(rto_min, dsk->srtt_us + 4 * dsk->rttvar_us);
+		rto = max_t(u32, rto_min, 200 * USEC_PER_MSEC);
+	else
+		rto = max(rto_min, dsk->srtt_us + 4 * dsk->rttvar_us);
+	return min_t(u32, rto << dsk->rto_shift, DLCP_RTO_MAX_US);
 }
 
 static void dlcp_rtt_sample(struct dlcp_sock *dsk, u32 tsecr)
@@ -522,6 +548,7 @@ static void dlcp_rtt_sample(struct dlcp_sock *dsk, u32 tsecr)
 
 	if (!tsecr || rtt <= 0 || rtt > 60 * USEC_PER_SEC)
 		return;
+	dsk->rto_shift = 0;
 	dlcp_cc_on_rtt(&dsk->inet.sk, rtt);
 	if (!dsk->srtt_us) {
 		dsk->srtt_us = rtt;
@@ -599,7 +626,8 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	dlcp_rtt_sample(dsk, ntohl(r->tsecr));
 	m->last_heard = jiffies;
 	m->probes = 0;
-	reorder = dsk->srtt_us / 4 + 1000;
+	reorder = dsk->srtt_us / 4 +
+		  READ_ONCE(dlcp_pernet(net)->reorder_us);
 
 	for (i = 0; m->inflight && i < dsk->flight_len; i++) {
 		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
@@ -689,14 +717,22 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 
 		if (!f->msg || (s32)(now_us - f->sent_us) < (s32)rto)
 			continue;
+		/*
+		 * Reports for its message still come: the segment is queued
+		 * on the path, not lost; a later report will tell.
+		 */
+		if (jiffies_to_usecs(now - f->msg->last_heard) < rto)
+			continue;
 		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
 		DLCP_INC_STATS(net, DLCP_MIB_RETRANS_TIMEOUT);
 		dlcp_flight_resolve(dsk, f);
 		timed_out = true;
 	}
 	dlcp_flight_tidy(dsk);
-	if (timed_out)
+	if (timed_out) {
 		dlcp_cc_on_timeout(sk);
+		dsk->rto_shift = min_t(u8, dsk->rto_shift + 1, 6);
+	}
 
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
 		unsigned long quiet = now - m->last_heard;

@@ -587,8 +587,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	m->id = dsk->next_msg_id++;
 	if (args.deadline_ms)
 		m->deadline = jiffies + msecs_to_jiffies(args.deadline_ms);
-	list_add_tail(&m->node, &dsk->out_msgs);
-	dsk->nr_out_msgs++;
+	dlcp_out_enqueue(dsk, m);
 	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS);
 	trace_dlcp_msg_send(inet->inet_num, m->daddr, ntohs(m->dport), m->id,
 			    m->len, m->meta.prio, m->meta.budget_ppm, m->nsegs);

@@ -71,6 +71,7 @@ static struct ctl_table dlcp_sysctl_table[] = {
 	DLCP_SYSCTL(init_cwnd, &dlcp_one, &dlcp_cwnd_hard),
 	DLCP_SYSCTL(max_cwnd, &dlcp_one, &dlcp_cwnd_hard),
 	DLCP_SYSCTL(ack_every, &dlcp_one, &dlcp_ack_max),
+	DLCP_SYSCTL(reorder_us, SYSCTL_ZERO, &dlcp_timeout_max),
 	DLCP_SYSCTL(prio_classes, &dlcp_one, &dlcp_classes_max),
 	DLCP_SYSCTL(unpriv_class, SYSCTL_ZERO, &dlcp_class_last),
 	DLCP_SYSCTL(layer_width, &dlcp_one, &dlcp_u16_max),
