@@ -41,6 +41,7 @@ COMPONENTS=(
 	"dlcp_netns.sh 600"
 	"dlcp_loss.sh 600"
 	"dlcp_loss_udp.sh 300"
+	"dlcp_prio.sh 900"
 	"dlcp_pmtu.sh 180"
 	"dlcp_multipath.sh 300"
 	"dlcp_trace.sh 120"
