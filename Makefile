@@ -5,6 +5,7 @@
 #   make              build dlcp.ko and the userspace parts
 #   make check        all tests: unit tests, static checks, VM selftests
 #   make demo         the main job: gradient exchange on a lossy link, in the VM
+#   make bench        DLCP against TCP on emulated links (QUICK=1: a subset)
 #   make install      install module, header and userspace parts (real node)
 #   make uninstall    remove what install installed
 #
@@ -36,7 +37,7 @@ DEPS_STAMP := $(if $(DLCP_NO_DEPS),,deps)
 
 .PHONY: all deps deps-source module userspace selftests check unit-tests \
 	static-checks vm-tests demo install uninstall clean checkpatch sparse \
-	dlcpstat dkms-install dkms-uninstall
+	dlcpstat dkms-install dkms-uninstall bench perf
 
 all: module userspace
 
@@ -56,6 +57,13 @@ userspace: $(DEPS_STAMP)
 
 dlcpstat:
 	$(MAKE) -C userspace/tools dlcpstat
+
+perf: $(DEPS_STAMP)
+	$(MAKE) -C userspace/perf
+
+# DLCP against TCP in the VM (docs/bench.md); QUICK=1 for the short subset
+bench: module perf
+	QUICK=$(QUICK) bench/run
 
 selftests: $(DEPS_STAMP) deps-source
 	$(MAKE) -C selftests
@@ -132,5 +140,6 @@ clean:
 	-$(MAKE) -C userspace/tests clean
 	-$(MAKE) -C userspace/demo clean
 	-$(MAKE) -C userspace/tools clean
+	-$(MAKE) -C userspace/perf clean
 	-$(MAKE) -C selftests clean
 	rm -rf build
