@@ -80,14 +80,20 @@ int dlcp_buf_from_iter(struct dlcp_buf *b, struct iov_iter *from)
 
 /*
  * Write @len bytes of @skb at @skb_off into the buffer at @off, allocating
- * zeroed pages as needed. Returns the number of pages allocated (for the
- * caller's accounting) or a negative errno.
+ * zeroed pages as needed. Every page is allocated before any byte is
+ * written: on failure nothing was written (a page allocated meanwhile is
+ * zero, as a page never written reads, and counted in nr_alloc for the
+ * caller's accounting). Returns the number of pages allocated or a
+ * negative errno.
  */
 int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
 		      int skb_off, u32 len, gfp_t gfp)
 {
-	u32 before = b->nr_alloc;
+	u32 before = b->nr_alloc, pos;
 
+	for (pos = off & PAGE_MASK; pos < off + len; pos += PAGE_SIZE)
+		if (!dlcp_buf_page(b, pos, gfp))
+			return -ENOMEM;
 	while (len) {
 		u32 poff = offset_in_page(off);
 		u32 n = min_t(u32, len, PAGE_SIZE - poff);
@@ -175,9 +181,36 @@ bool dlcp_rs_covers(const struct dlcp_rangeset *rs, u32 start, u32 end)
 }
 
 /*
+ * Make sure adding [start, end) to the set cannot fail: room for one more
+ * range if it would not merge with one. Returns 0, -ENOMEM, or -E2BIG when
+ * the set would exceed DLCP_MAX_RANGES ranges. The receive path calls it
+ * before writing a packet's bytes, so that bytes are in the buffer only if
+ * they are in the set.
+ */
+int dlcp_rs_prepare(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp)
+{
+	u32 i = dlcp_rs_find(rs, start), cap;
+	void *n;
+
+	if (i < rs->nr && rs->r[i].start <= end)
+		return 0;		/* touches r[i]: merges */
+	if (rs->nr < rs->cap)
+		return 0;
+	if (rs->nr >= DLCP_MAX_RANGES)
+		return -E2BIG;
+	cap = rs->cap ? rs->cap * 2 : 8;
+	n = krealloc_array(rs->r, cap, sizeof(*rs->r), gfp);
+	if (!n)
+		return -ENOMEM;
+	rs->r = n;
+	rs->cap = cap;
+	return 0;
+}
+
+/*
  * Add [start, end) to the set. *@added gets the number of bytes that were
  * not in the set before. Returns 0, -ENOMEM, or -E2BIG when the set would
- * exceed DLCP_MAX_RANGES ranges.
+ * exceed DLCP_MAX_RANGES ranges (never after dlcp_rs_prepare()).
  */
 int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
 		u32 *added)
@@ -189,18 +222,10 @@ int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
 		covered += min(rs->r[j].end, end) - max(rs->r[j].start, start);
 
 	if (j == i) {			/* nothing to merge: insert */
-		if (rs->nr == rs->cap) {
-			u32 cap = rs->cap ? rs->cap * 2 : 8;
-			void *n;
+		int err = dlcp_rs_prepare(rs, start, end, gfp);
 
-			if (rs->nr >= DLCP_MAX_RANGES)
-				return -E2BIG;
-			n = krealloc_array(rs->r, cap, sizeof(*rs->r), gfp);
-			if (!n)
-				return -ENOMEM;
-			rs->r = n;
-			rs->cap = cap;
-		}
+		if (err)
+			return err;
 		memmove(&rs->r[i + 1], &rs->r[i], (rs->nr - i) * sizeof(*rs->r));
 		rs->r[i].start = start;
 		rs->r[i].end = end;

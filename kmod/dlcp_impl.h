@@ -273,6 +273,7 @@ struct dlcp_rangeset {
 	u32	bytes;
 };
 
+int dlcp_rs_prepare(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp);
 int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
 		u32 *added);
 bool dlcp_rs_covers(const struct dlcp_rangeset *rs, u32 start, u32 end);

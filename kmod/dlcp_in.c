@@ -342,7 +342,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
 	u32 hlen = d->common.doff * 4, plen = skb->len - hlen;
-	u32 off = ntohl(d->offset), added;
+	u32 off = ntohl(d->offset), added, pages;
 	struct dlcp_in_msg *m;
 	int n;
 
@@ -379,18 +379,23 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 			return;
 		}
 	}
-	n = dlcp_buf_from_skb(&m->buf, off, skb, hlen, plen, GFP_ATOMIC);
-	if (n < 0) {
-		dlcp_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
-		return;
-	}
-	atomic_add(n << PAGE_SHIFT, &sk->sk_rmem_alloc);
-	n = dlcp_rs_add(&m->have, off, off + plen, GFP_ATOMIC, &added);
+	/* bytes go in the buffer only if the range set can record them */
+	n = dlcp_rs_prepare(&m->have, off, off + plen, GFP_ATOMIC);
 	if (n) {
 		dlcp_count_drop(net, n == -E2BIG ? DLCP_MIB_DROP_RANGES :
 				DLCP_MIB_DROP_NOMEM, skb->len);
 		return;
 	}
+	pages = m->buf.nr_alloc;
+	n = dlcp_buf_from_skb(&m->buf, off, skb, hlen, plen, GFP_ATOMIC);
+	/* charge what was allocated, even if a later page failed */
+	atomic_add((m->buf.nr_alloc - pages) << PAGE_SHIFT, &sk->sk_rmem_alloc);
+	if (n < 0) {
+		dlcp_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
+		return;
+	}
+	WARN_ON_ONCE(dlcp_rs_add(&m->have, off, off + plen, GFP_ATOMIC,
+				 &added));
 	if (INET_ECN_is_ce(ip_hdr(skb)->tos))
 		m->ce_bytes += plen;
 	if (d->common.flags & DLCP_HF_CRITICAL)
@@ -641,6 +646,13 @@ bool dlcp_in_timeout(struct sock *sk, unsigned long now)
 	return dsk->nr_in_msgs;
 }
 
+/*
+ * Socket closing. A delivered message's STOP may have been lost, and with
+ * the socket its zombie goes, which would have answered the sender's
+ * probes: repeat the STOP of every message delivered in the last
+ * msg_timeout_ms once more, so that its sender is not left probing a
+ * closed port until it gives up.
+ */
 void dlcp_in_purge(struct sock *sk)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
@@ -649,6 +661,9 @@ void dlcp_in_purge(struct sock *sk)
 	u32 i;
 
 	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++)
-		hlist_for_each_entry_safe(m, tmp, &dsk->in_hash[i], hnode)
+		hlist_for_each_entry_safe(m, tmp, &dsk->in_hash[i], hnode) {
+			if (m->delivered)
+				dlcp_in_send_stop(sk, m);
 			dlcp_in_free(sk, m);
+		}
 }

@@ -289,6 +289,8 @@ static int do_recv(void)
 		lossy += ri.status == DLCP_RECV_LOSSY;
 		lost_total += ri.bytes_lost;
 	}
+	/* the sender of the last message may still be missing its STOP */
+	usleep(500 * 1000);
 	printf("received %d messages of %zu bytes: %d lossy, %llu bytes lost (%.3f%%), budget %.3f%%, %d bad\n",
 	       o.count, o.size, lossy, (unsigned long long)lost_total,
 	       100.0 * lost_total / ((double)o.count * o.size),
