@@ -37,7 +37,7 @@ DEPS_STAMP := $(if $(DLCP_NO_DEPS),,deps)
 
 .PHONY: all deps deps-source module userspace selftests check unit-tests \
 	static-checks vm-tests demo install uninstall clean checkpatch sparse \
-	dlcpstat dkms-install dkms-uninstall bench perf
+	dlcpstat dkms-install dkms-uninstall bench perf demo-train fuzz-long
 
 all: module userspace
 
@@ -54,6 +54,8 @@ userspace: $(DEPS_STAMP)
 	$(MAKE) -C userspace/tests
 	$(MAKE) -C userspace/demo
 	$(MAKE) -C userspace/tools
+	$(MAKE) -C userspace/lib
+	$(MAKE) -C userspace/lib/tests
 
 dlcpstat:
 	$(MAKE) -C userspace/tools dlcpstat
@@ -86,13 +88,15 @@ unit-tests: userspace
 	@mkdir -p build
 	$(MAKE) -s -C userspace/tests run 2>&1 | tee build/unit.tap
 	$(MAKE) -s -C userspace/tools check 2>&1 | tee build/tools.tap
+	$(MAKE) -s -C userspace/lib/tests run 2>&1 | tee build/libdlcp.tap
+	$(MAKE) -s -C fuzz check 2>&1 | tee build/fuzz.tap
 
 static-checks: deps-source
 	@mkdir -p build
 	tools/static-checks $(KDIR) 2>&1 | tee build/static.tap
 	tools/check-man 2>&1 | tee build/man.tap
 
-vm-tests: module selftests
+vm-tests: module userspace selftests
 	@mkdir -p build
 	selftests/run.sh 2>&1 | tee build/vm.tap
 
@@ -108,6 +112,19 @@ sparse: $(DEPS_STAMP)
 demo: module userspace
 	tools/vm-run --timeout 900 -- tools/demo
 
+# DDP training of a small model over gloo/TCP and over DLCP (issue 5)
+demo-train: module userspace
+	tools/vm-run --timeout 1800 -- userspace/python/demo_train.sh
+
+# the long fuzz and soak runs (not part of make check)
+fuzz-long: module selftests
+	@mkdir -p build
+	$(MAKE) -C fuzz run-long FUZZ_LONG_TIME=3600
+	tools/vm-run --timeout 7800 --env DLCP_FUZZ_LONG=1 -- \
+		selftests/dlcp_fuzz.sh 2>&1 | tee build/fuzz-long.tap
+	tools/vm-run --timeout 3600 --env DLCP_STRESS_CYCLES=100 -- \
+		selftests/dlcp_stress.sh 2>&1 | tee build/stress-long.tap
+
 # ---------------------------------------------------------------------------
 # Installation on a real node
 # ---------------------------------------------------------------------------
@@ -117,6 +134,7 @@ install: module userspace
 	install -D -m 0644 uapi/linux/dlcp.h $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
 	install -D -m 0644 docs/man/dlcp.7 $(DESTDIR)$(MANDIR)/man7/dlcp.7
 	$(MAKE) -C userspace/tools install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C userspace/lib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	install -D -m 0644 tools/wireshark/dlcp.lua \
 		$(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
@@ -126,6 +144,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
 	rm -f $(DESTDIR)$(MANDIR)/man7/dlcp.7
 	$(MAKE) -C userspace/tools uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C userspace/lib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	rm -f $(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
@@ -141,5 +160,8 @@ clean:
 	-$(MAKE) -C userspace/demo clean
 	-$(MAKE) -C userspace/tools clean
 	-$(MAKE) -C userspace/perf clean
+	-$(MAKE) -C userspace/lib clean
+	-$(MAKE) -C userspace/lib/tests clean
+	-$(MAKE) -C fuzz clean
 	-$(MAKE) -C selftests clean
 	rm -rf build

@@ -46,6 +46,9 @@ COMPONENTS=(
 	"dlcp_multipath.sh 300"
 	"dlcp_trace.sh 120"
 	"dlcp_dissector.sh 240"
+	"dlcp_fuzz.sh 480"
+	"dlcp_stress.sh 480"
+	"dlcp_libdlcp.sh 480"
 	"dlcp_module.sh 180"
 )
 
