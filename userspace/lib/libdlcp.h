@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * libdlcp: userspace shim over DLCP sockets (and, for comparisons, TCP).
+ *
+ * Three layers:
+ *
+ *   1. Endpoints: one socket bound to an address, sending and receiving
+ *      whole tensors (one message each) with their metadata and, on
+ *      receive, the exact byte ranges the network lost (zero-filled).
+ *   2. Pure helpers: per-segment magnitude classes, loss-aware averaging
+ *      (accumulate with lost ranges, finalize), address/group parsing.
+ *   3. Collectives over a group of ranks: ring all-reduce (split into
+ *      reduce-scatter and all-gather, each callable on its own) and a
+ *      parameter server (push/pull), all loss-aware.
+ *
+ * Conventions: functions return 0 (or a non-negative count) on success and
+ * a negative errno on failure; nothing prints. Thread safety: an endpoint or
+ * a group is used by one thread at a time.
+ *
+ * Loss handling (collectives): every contribution that reaches a rank is
+ * counted per element, using the lost ranges the transport reports; the
+ * result of DLCP_REDUCE_MEAN is, per element, the average over the
+ * contributions that actually arrived (unbiased). DLCP_REDUCE_MEAN_ZEROFILL
+ * divides by the world size instead (lost contributions count as zero).
+ * DLCP_REDUCE_SUM returns the sum scaled by N / arrived (unbiased estimate
+ * of the full sum). An element of the *result* that is lost on its way back
+ * (all-gather or pull) keeps the caller's previous value in the buffer.
+ *
+ * Wire metadata of collectives is carried in a small header at the start of
+ * each message, marked critical (it always arrives); it lets every rank
+ * detect a peer whose tensor size (-EMSGSIZE) or dtype/op (-EINVAL)
+ * differs. A rank that stops answering gives -ETIMEDOUT within the group
+ * timeout. Headers are in host byte order: all ranks must share it.
+ */
+#ifndef LIBDLCP_H
+#define LIBDLCP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <linux/dlcp.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LIBDLCP_VERSION		"0.1.0"
+
+/* Transports: DLCP (needs the dlcp module) or TCP (same semantics, exact). */
+enum dlcp_transport {
+	DLCP_TRANSPORT_DLCP = 0,
+	DLCP_TRANSPORT_TCP = 1,
+};
+
+/* Element size of @dtype in bytes (1 for DLCP_DTYPE_BYTES), 0 if unknown. */
+size_t dlcp_dtype_size(int dtype);
+
+/* ------------------------------------------------------------------ */
+/* Endpoints                                                           */
+/* ------------------------------------------------------------------ */
+
+struct dlcp_ep;
+
+/*
+ * Open an endpoint bound to @addr (port 0: any). @transport is an enum
+ * dlcp_transport. -EAFNOSUPPORT/-ESOCKTNOSUPPORT/-EPROTONOSUPPORT when the
+ * module is not loaded.
+ */
+int dlcp_ep_open(struct dlcp_ep **ep, const struct sockaddr_in *addr,
+		 int transport);
+/*
+ * Close: waits for unfinished outgoing messages at most @linger_ms (<0:
+ * the transport's own rule, i.e. DLCP waits until delivered or failed).
+ */
+int dlcp_ep_close(struct dlcp_ep *ep, int linger_ms);
+/* The socket (DLCP) or listening socket (TCP) of @ep, for poll(). */
+int dlcp_ep_fd(const struct dlcp_ep *ep);
+/* Bound address of @ep. */
+int dlcp_ep_addr(const struct dlcp_ep *ep, struct sockaddr_in *addr);
+/* Largest time a blocking send may wait for buffer space (ms, 0: forever). */
+int dlcp_ep_set_send_timeout(struct dlcp_ep *ep, int timeout_ms);
+/* DLCP_SEGMENT_SIZE of @ep (TCP: the DLCP default for a 1500 MTU). */
+int dlcp_ep_segment_size(const struct dlcp_ep *ep);
+
+/**
+ * struct dlcp_tensor_meta - what to send with a tensor
+ * @tensor_id, @iteration:	the application's key (opaque to DLCP)
+ * @layer:			layer (selects the priority class)
+ * @dtype:			enum dlcp_dtype of the payload
+ * @flags:			DLCP_MSG_CRITICAL and/or DLCP_MSG_HAS_DEADLINE;
+ *				the library adds HAS_BUDGET and HAS_LAYER
+ * @loss_budget_ppm:		loss budget (0: exact)
+ * @deadline_ms:		with DLCP_MSG_HAS_DEADLINE
+ * @crit, @nr_crit:		byte ranges that must arrive
+ * @seg_class, @nr_seg_class:	per-segment classes (dlcp_seg_classes());
+ *				dropped silently if the module does not
+ *				support DLCP_CMSG_SEG_CLASS yet
+ */
+struct dlcp_tensor_meta {
+	uint32_t tensor_id;
+	uint32_t iteration;
+	uint16_t layer;
+	uint8_t dtype;
+	uint16_t flags;
+	uint32_t loss_budget_ppm;
+	uint32_t deadline_ms;
+	const struct dlcp_range *crit;
+	uint32_t nr_crit;
+	const uint8_t *seg_class;
+	uint32_t nr_seg_class;
+};
+
+/**
+ * struct dlcp_tensor_info - what came with a received tensor
+ * @src:	sender's endpoint address
+ * @status:	DLCP_RECV_EXACT or DLCP_RECV_LOSSY
+ * @msg_len:	message length in bytes
+ * @bytes_lost:	bytes zero-filled
+ * @nr_lost:	number of lost ranges (all of them are returned)
+ */
+struct dlcp_tensor_info {
+	struct sockaddr_in src;
+	uint32_t tensor_id;
+	uint32_t iteration;
+	uint16_t layer;
+	uint8_t dtype;
+	uint8_t status;
+	uint16_t flags;
+	uint32_t msg_len;
+	uint32_t bytes_lost;
+	uint32_t nr_lost;
+};
+
+/* Send @len bytes (one message) to @dst. 0, or -errno (-ETIMEDOUT: no room). */
+int dlcp_send_tensor(struct dlcp_ep *ep, const struct sockaddr_in *dst,
+		     const void *buf, size_t len,
+		     const struct dlcp_tensor_meta *meta);
+/* Same, payload gathered from @iov[0..@iovcnt). */
+struct iovec;
+int dlcp_send_tensorv(struct dlcp_ep *ep, const struct sockaddr_in *dst,
+		      const struct iovec *iov, int iovcnt,
+		      const struct dlcp_tensor_meta *meta);
+
+/*
+ * Receive one whole message, from any sender, waiting at most @timeout_ms
+ * (<0: forever). *@buf is malloc()ed to the message length, *@lost (may be
+ * NULL if not wanted) to info->nr_lost ranges (NULL when none); free both.
+ * Returns the message length, -ETIMEDOUT, or -errno.
+ */
+long dlcp_recv_tensor(struct dlcp_ep *ep, void **buf,
+		      struct dlcp_tensor_info *info, struct dlcp_range **lost,
+		      int timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* Pure helpers                                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Per-segment magnitude classes. The buffer is cut into segments of
+ * @seg_size bytes rounded down to whole elements (as the module does); a
+ * segment's key is its largest |x|, compared as the bit pattern with the
+ * sign cleared (valid ordering for FP32/FP16/BF16). The ceil(@top_fraction
+ * * nsegs) segments with the largest keys get class 0 (important), the
+ * others class 1 (may be dropped first). Ties keep the earlier segment.
+ * Returns nsegs (entries written to @classes, which must hold them), or
+ * -EINVAL (bad dtype, seg_size below one element, fraction outside [0,1]),
+ * -ENOSPC if @nr_classes is too small.
+ */
+long dlcp_seg_classes(const void *buf, size_t len, int dtype,
+		      size_t seg_size, double top_fraction,
+		      uint8_t *classes, size_t nr_classes);
+
+/* Reduction modes of the collectives. */
+enum dlcp_reduce {
+	DLCP_REDUCE_MEAN = 0,		/* mean over arrived contributions */
+	DLCP_REDUCE_SUM = 1,		/* sum, scaled by N / arrived */
+	DLCP_REDUCE_MEAN_ZEROFILL = 2,	/* sum of arrived / N */
+	__DLCP_REDUCE_MAX
+};
+
+/*
+ * acc[i] += in[i] and cnt[i] += (in_cnt ? in_cnt[i] : 1) for every element
+ * i < @n of @in not touched by a lost range. @lost are byte ranges of the
+ * message @in came in, whose element 0 sits at byte @data_off. dtype FP32 or
+ * INT32. Returns the number of elements skipped as lost, or -EINVAL.
+ */
+long dlcp_reduce_accumulate(int dtype, void *acc, uint32_t *cnt,
+			    const void *in, const uint32_t *in_cnt, size_t n,
+			    const struct dlcp_range *lost, size_t nr_lost,
+			    size_t data_off);
+/*
+ * Turn sums into the result of @mode for @world contributors: MEAN
+ * acc/cnt, SUM acc*world/cnt, MEAN_ZEROFILL acc/world. Elements with
+ * cnt 0 take @fallback[i] (or 0 when @fallback is NULL). Returns the
+ * number of elements that took the fallback, or -EINVAL.
+ */
+long dlcp_reduce_finalize(int dtype, void *acc, const uint32_t *cnt, size_t n,
+			  int mode, unsigned int world, const void *fallback);
+
+/* Element range [*off, *off + *len) of chunk @i of @n elements in @world. */
+void dlcp_chunk_range(size_t n, unsigned int world, unsigned int i,
+		      size_t *off, size_t *len);
+
+/* Parse "a.b.c.d:port". 0 or -EINVAL. */
+int dlcp_parse_addr(const char *s, struct sockaddr_in *out);
+/*
+ * Parse a group file's text: one addr:port per line, rank order; blank
+ * lines and '#' comments ignored. Returns the number of ranks (<= @max),
+ * -EINVAL on a bad line, -E2BIG if more than @max.
+ */
+int dlcp_parse_group(const char *text, struct sockaddr_in *addrs, int max);
+
+/* ------------------------------------------------------------------ */
+/* Groups and collectives                                              */
+/* ------------------------------------------------------------------ */
+
+struct dlcp_group;
+
+#define DLCP_GROUP_MAX		1024
+
+/*
+ * Open rank @rank of a group of @world ranks at @addrs (rank r binds
+ * addrs[r]). @timeout_ms bounds every wait of a collective (default 30000
+ * when 0).
+ */
+int dlcp_group_open(struct dlcp_group **g, int rank, int world,
+		    const struct sockaddr_in *addrs, int transport,
+		    int timeout_ms);
+/* Same, addresses from a group file (see dlcp_parse_group()). */
+int dlcp_group_open_file(struct dlcp_group **g, const char *path, int rank,
+			 int transport, int timeout_ms);
+/*
+ * Same, from the environment: RANK and WORLD_SIZE (as torchrun sets them);
+ * DLCP_GROUP_FILE if set, else rank r at 10.77.0.(r+1):@base_port, or
+ * 127.0.0.1:(@base_port + r) when DLCP_SAME_HOST=1. @base_port 0 reads
+ * DLCP_BASE_PORT (default 29600). DLCP_TRANSPORT=tcp selects TCP when
+ * @transport is < 0.
+ */
+int dlcp_group_open_env(struct dlcp_group **g, int base_port, int transport,
+			int timeout_ms);
+/* Close; waits at most @linger_ms for unfinished sends (<0: default). */
+int dlcp_group_close(struct dlcp_group *g, int linger_ms);
+int dlcp_group_rank(const struct dlcp_group *g);
+int dlcp_group_world(const struct dlcp_group *g);
+struct dlcp_ep *dlcp_group_ep(struct dlcp_group *g);
+
+/* What a collective saw (optional output). */
+struct dlcp_coll_stats {
+	uint64_t msgs_sent;
+	uint64_t msgs_recv;
+	uint64_t bytes_sent;
+	uint64_t bytes_lost;		/* zero-filled bytes received */
+	uint64_t elems_lost;		/* contributions lost (elements) */
+	uint64_t elems_fallback;	/* result elements that kept the
+					 * caller's previous value */
+};
+
+/**
+ * struct dlcp_coll_opts - options of one collective call
+ * @tag:	the caller's tensor id (e.g. bucket index), low 16 bits used
+ * @iteration:	the caller's iteration; with @tag it keys the messages, so
+ *		collectives in flight at once must differ in one of them
+ * @layer:	DLCP layer (priority) of the messages
+ * @budget_ppm:	loss budget of reduce-scatter / push messages
+ * @budget2_ppm: loss budget of all-gather / pull messages
+ * @reduce:	enum dlcp_reduce
+ * @server:	parameter server rank (PS only)
+ * @dedicated_server: the server contributes no data (PS only)
+ * @timeout_ms:	0: the group's
+ * @stats:	if not NULL, filled in (zeroed first)
+ */
+struct dlcp_coll_opts {
+	uint32_t tag;
+	uint32_t iteration;
+	uint16_t layer;
+	uint32_t budget_ppm;
+	uint32_t budget2_ppm;
+	int reduce;
+	int server;
+	int dedicated_server;
+	int timeout_ms;
+	struct dlcp_coll_stats *stats;
+};
+
+/*
+ * Ring all-reduce of @n elements of @dtype (FP32 or INT32) in @buf, in
+ * place: reduce-scatter then all-gather. Elements of the result lost in
+ * the all-gather keep the caller's own contribution (scaled by N for SUM).
+ */
+int dlcp_allreduce(struct dlcp_group *g, void *buf, size_t n, int dtype,
+		   const struct dlcp_coll_opts *opts);
+/*
+ * Ring reduce-scatter: afterwards chunk dlcp_group_rank() of @buf (see
+ * dlcp_chunk_range()) holds the reduced result; other chunks are left as
+ * they were (this rank's own contribution).
+ */
+int dlcp_reduce_scatter(struct dlcp_group *g, void *buf, size_t n, int dtype,
+			const struct dlcp_coll_opts *opts);
+/*
+ * Ring all-gather: rank r contributes chunk r of @buf; afterwards every
+ * chunk holds its owner's values, except elements lost on the way, which
+ * keep @buf's previous contents.
+ */
+int dlcp_all_gather(struct dlcp_group *g, void *buf, size_t n, int dtype,
+		    const struct dlcp_coll_opts *opts);
+/*
+ * Parameter server: every contributing rank pushes @send (budget_ppm) to
+ * opts->server, which reduces and sends the result back (budget2_ppm) into
+ * @recv; elements lost in the pull keep @recv's previous contents. @send
+ * and @recv may be the same buffer. A dedicated server passes @send NULL.
+ */
+int dlcp_ps_push_pull(struct dlcp_group *g, const void *send, void *recv,
+		      size_t n, int dtype, const struct dlcp_coll_opts *opts);
+/* A simple barrier (one exact message around the ring, twice). */
+int dlcp_barrier(struct dlcp_group *g, uint32_t iteration, int timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBDLCP_H */

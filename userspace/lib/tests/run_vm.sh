@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# libdlcp collectives over DLCP, inside the test VM (module built):
+#   tools/vm-run --timeout 300 -- userspace/lib/tests/run_vm.sh
+# 1. exact: every collective and bad case over 127.0.0.1 in a fresh netns;
+# 2. lossy: netem loss on lo of another netns, budget 10%: every element of
+#    the result must be the mean over the contributions that arrived.
+# TAP on stdout.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../../.." && pwd)
+LOSS=${DLCP_TEST_LOSS:-2%}
+
+if ! grep -q '^dlcp ' /proc/modules; then
+	insmod "$TOP/kmod/dlcp.ko" || { echo "not ok 1 - insmod dlcp.ko"; exit 1; }
+fi
+modprobe sch_netem 2>/dev/null
+rc=0
+ip netns del lx 2>/dev/null; ip netns add lx
+ip -n lx link set lo up
+ip netns exec lx "$HERE/test_coll" dlcp || rc=1
+# the Python bindings over DLCP (torch import is slow in the VM: skipped)
+ip netns exec lx /usr/bin/python3 "$TOP/userspace/python/test_dlcp.py" dlcp --no-torch || rc=1
+ip netns del lx
+
+ip netns add ll
+ip -n ll link set lo up
+# Ethernet-sized segments, so that a loss is a small part of a message
+ip -n ll link set lo mtu 1500
+ip netns exec ll tc qdisc add dev lo root netem loss random "$LOSS"
+echo "# lo: netem loss $LOSS"
+ip netns exec ll "$HERE/test_coll" dlcp --loss --port=23000 || rc=1
+ip netns exec ll cat /proc/net/dlcp/snmp 2>/dev/null | sed 's/^/# /' | head -40
+ip netns del ll
+exit $rc

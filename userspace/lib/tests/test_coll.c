@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libdlcp collectives, end to end: ranks are threads, each with its own
+ * endpoint on 127.0.0.1 and its own port. Prints TAP.
+ *
+ *   test_coll [tcp|dlcp] [--loss]
+ *
+ * Without --loss: every collective with budget 0 must equal a local
+ * reduction exactly (integer-valued data, so float sums are exact), for
+ * several sizes and world sizes, plus bad-input cases (size/dtype mismatch,
+ * a dead rank, bad arguments).
+ * With --loss (DLCP over a lossy link, e.g. netem on lo in a netns): every
+ * rank contributes the same values, so the mean over *any* non-empty
+ * subset of contributions is exactly that value: an element averaged over
+ * the contributions that arrived is exact, one that counted a lost (zero)
+ * contribution is not. Loss must actually have happened (bytes_lost > 0).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include "libdlcp.h"
+
+static int transport = DLCP_TRANSPORT_TCP;
+static int base_port = 21000;
+static int ntest, nfail;
+
+enum op { OP_ALLREDUCE, OP_RS, OP_AG, OP_PS, OP_PS_DEDICATED, OP_BARRIER };
+
+struct job {
+	int rank, world;
+	enum op op;
+	size_t n;
+	int dtype;
+	int reduce;
+	uint32_t budget;
+	int timeout_ms;
+	int same_values;	/* loss test: all ranks contribute the same */
+	int absent;		/* this rank does not take part */
+	size_t n_override;	/* this rank uses another size (mismatch) */
+	int dtype_override;
+	int iters;
+	struct sockaddr_in *addrs;
+	/* results */
+	int err;
+	long bad_elems;
+	struct dlcp_coll_stats st;
+	double secs;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int32_t val(int rank, size_t i, int same)
+{
+	if (same)
+		return (int32_t)(i % 50) + 1;
+	return (int32_t)((i * 7 + (size_t)rank * 13 + 3) % 101) - 50;
+}
+
+static double expect(const struct job *j, size_t i, int rank)
+{
+	double s = 0;
+	int r, contributors = j->world;
+
+	if (j->op == OP_PS_DEDICATED)
+		contributors = j->world - 1;
+	for (r = 0; r < j->world; r++) {
+		if (j->op == OP_PS_DEDICATED && r == 0)
+			continue;
+		s += val(r, i, j->same_values);
+	}
+	(void)rank;
+	if (j->reduce == DLCP_REDUCE_SUM)
+		return s;
+	if (j->dtype == DLCP_DTYPE_INT32)
+		return (double)((int32_t)s / contributors);
+	return (double)((float)s / (float)contributors);
+}
+
+static void *rank_main(void *arg)
+{
+	struct job *j = arg;
+	struct dlcp_group *g;
+	struct dlcp_coll_opts o = { 0 };
+	size_t n = j->n_override ? j->n_override : j->n, i;
+	int dtype = j->dtype_override ? j->dtype_override : j->dtype;
+	void *buf;
+	double t0;
+	int it;
+
+	if (j->absent)
+		return NULL;
+	j->err = dlcp_group_open(&g, j->rank, j->world, j->addrs, transport,
+				 j->timeout_ms);
+	if (j->err)
+		return NULL;
+	buf = malloc((n ? n : 1) * 4);
+	o.reduce = j->reduce;
+	o.budget_ppm = j->budget;
+	o.budget2_ppm = j->budget / 2;
+	o.stats = &j->st;
+	t0 = now();
+	for (it = 0; it < j->iters && !j->err; it++) {
+		struct dlcp_coll_stats st;
+
+		o.iteration = (uint32_t)it;
+		o.tag = 5;
+		o.layer = 1;
+		o.stats = &st;
+		for (i = 0; i < n; i++) {
+			int32_t v = val(j->rank, i, j->same_values);
+
+			if (dtype == DLCP_DTYPE_FP32)
+				((float *)buf)[i] = (float)v;
+			else
+				((int32_t *)buf)[i] = v;
+		}
+		switch (j->op) {
+		case OP_ALLREDUCE:
+			j->err = dlcp_allreduce(g, buf, n, dtype, &o);
+			break;
+		case OP_RS:
+			j->err = dlcp_reduce_scatter(g, buf, n, dtype, &o);
+			break;
+		case OP_AG:
+			j->err = dlcp_all_gather(g, buf, n, dtype, &o);
+			break;
+		case OP_PS:
+			j->err = dlcp_ps_push_pull(g, buf, buf, n, dtype, &o);
+			break;
+		case OP_PS_DEDICATED:
+			o.dedicated_server = 1;
+			j->err = dlcp_ps_push_pull(g, j->rank ? buf : NULL,
+						   j->rank ? buf : NULL, n, dtype, &o);
+			break;
+		case OP_BARRIER:
+			j->err = dlcp_barrier(g, (uint32_t)it, j->timeout_ms);
+			break;
+		}
+		j->st.bytes_lost += st.bytes_lost;
+		j->st.elems_lost += st.elems_lost;
+		j->st.elems_fallback += st.elems_fallback;
+		j->st.msgs_sent += st.msgs_sent;
+		if (j->err || j->op == OP_BARRIER)
+			continue;
+		if (j->op == OP_PS_DEDICATED && j->rank == 0)
+			continue;
+		for (i = 0; i < n; i++) {
+			size_t off, len;
+			double want, got;
+
+			if (j->op == OP_RS) {
+				dlcp_chunk_range(n, (unsigned int)j->world,
+						 (unsigned int)j->rank, &off, &len);
+				want = (i >= off && i < off + len) ?
+					expect(j, i, j->rank) :
+					val(j->rank, i, j->same_values);
+			} else if (j->op == OP_AG) {
+				unsigned int owner = 0, w;
+
+				for (w = 0; w < (unsigned int)j->world; w++) {
+					dlcp_chunk_range(n, (unsigned int)j->world, w,
+							 &off, &len);
+					if (i >= off && i < off + len)
+						owner = w;
+				}
+				want = val((int)owner, i, j->same_values);
+			} else {
+				want = expect(j, i, j->rank);
+			}
+			got = dtype == DLCP_DTYPE_FP32 ? ((float *)buf)[i] :
+							 ((int32_t *)buf)[i];
+			if (got != want) {
+				if (j->bad_elems < 3)
+					fprintf(stderr, "# rank %d elem %zu: got %g want %g\n",
+						j->rank, i, got, want);
+				j->bad_elems++;
+			}
+		}
+	}
+	j->secs = now() - t0;
+	free(buf);
+	dlcp_group_close(g, j->err ? 2000 : -1);
+	return NULL;
+}
+
+/* Run @proto with @world ranks; returns the jobs (caller frees). */
+static struct job *run(const struct job *proto, int world,
+		       void (*tweak)(struct job *, int))
+{
+	struct sockaddr_in *addrs = calloc((size_t)world, sizeof(*addrs));
+	struct job *jobs = calloc((size_t)world, sizeof(*jobs));
+	pthread_t *thr = calloc((size_t)world, sizeof(*thr));
+	int r;
+
+	for (r = 0; r < world; r++) {
+		addrs[r].sin_family = AF_INET;
+		addrs[r].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		addrs[r].sin_port = htons((uint16_t)(base_port + r));
+	}
+	base_port += world;
+	for (r = 0; r < world; r++) {
+		jobs[r] = *proto;
+		jobs[r].rank = r;
+		jobs[r].world = world;
+		jobs[r].addrs = addrs;
+		if (!jobs[r].iters)
+			jobs[r].iters = 1;
+		if (!jobs[r].timeout_ms)
+			jobs[r].timeout_ms = 20000;
+		if (tweak)
+			tweak(&jobs[r], r);
+		pthread_create(&thr[r], NULL, rank_main, &jobs[r]);
+	}
+	for (r = 0; r < world; r++)
+		pthread_join(thr[r], NULL);
+	free(thr);
+	jobs[0].addrs = NULL;
+	free(addrs);
+	return jobs;
+}
+
+static void report(int ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void report(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	ntest++;
+	if (!ok)
+		nfail++;
+	printf("%sok %d - ", ok ? "" : "not ", ntest);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static const char *opname(enum op op)
+{
+	static const char *const n[] = { "allreduce", "reduce_scatter",
+		"all_gather", "ps", "ps_dedicated", "barrier" };
+	return n[op];
+}
+
+static const char *rname(int r)
+{
+	static const char *const n[] = { "mean", "sum", "mean_zerofill" };
+	return n[r];
+}
+
+static void exact_case(enum op op, int world, size_t n, int dtype, int reduce)
+{
+	struct job p = { 0 }, *jobs;
+	int r, ok = 1, err = 0;
+	long bad = 0;
+
+	p.op = op;
+	p.n = n;
+	p.dtype = dtype;
+	p.reduce = reduce;
+	p.iters = 2;
+	jobs = run(&p, world, NULL);
+	for (r = 0; r < world; r++) {
+		if (jobs[r].err)
+			err = jobs[r].err;
+		bad += jobs[r].bad_elems;
+	}
+	ok = !err && !bad;
+	report(ok, "%s %s world=%d n=%zu %s exact (err=%d bad=%ld)",
+	       opname(op), dtype == DLCP_DTYPE_FP32 ? "fp32" : "int32", world, n,
+	       rname(reduce), err, bad);
+	free(jobs);
+}
+
+static void tweak_size(struct job *j, int r)
+{
+	if (r == 1)
+		j->n_override = j->n + 200;
+}
+
+static void tweak_dtype(struct job *j, int r)
+{
+	if (r == 1)
+		j->dtype_override = DLCP_DTYPE_INT32;
+}
+
+static void tweak_dead(struct job *j, int r)
+{
+	if (r == j->world - 1)
+		j->absent = 1;
+}
+
+static void bad_cases(void)
+{
+	struct job p = { 0 }, *jobs;
+	struct dlcp_group *g;
+	struct sockaddr_in a[2];
+	struct dlcp_coll_opts o = { 0 };
+	float f[4] = { 0 };
+	double t0;
+	int r, ok;
+
+	p.op = OP_ALLREDUCE;
+	p.n = 1000;
+	p.dtype = DLCP_DTYPE_FP32;
+	p.timeout_ms = 3000;
+
+	jobs = run(&p, 2, tweak_size);
+	report(jobs[0].err == -EMSGSIZE && jobs[1].err == -EMSGSIZE,
+	       "size mismatch -> -EMSGSIZE on both ranks (%d, %d)",
+	       jobs[0].err, jobs[1].err);
+	free(jobs);
+
+	jobs = run(&p, 3, tweak_size);
+	ok = 1;
+	for (r = 0; r < 3; r++)
+		ok &= jobs[r].err == -EMSGSIZE;
+	report(ok, "size mismatch world=3 -> -EMSGSIZE everywhere (%d, %d, %d)",
+	       jobs[0].err, jobs[1].err, jobs[2].err);
+	free(jobs);
+
+	jobs = run(&p, 2, tweak_dtype);
+	report(jobs[0].err == -EINVAL && jobs[1].err == -EINVAL,
+	       "dtype mismatch -> -EINVAL on both ranks (%d, %d)",
+	       jobs[0].err, jobs[1].err);
+	free(jobs);
+
+	p.op = OP_PS;
+	jobs = run(&p, 3, tweak_size);
+	report(jobs[0].err == -EMSGSIZE, "ps size mismatch -> -EMSGSIZE at the server (%d)",
+	       jobs[0].err);
+	free(jobs);
+
+	p.op = OP_ALLREDUCE;
+	p.timeout_ms = 1500;
+	t0 = now();
+	jobs = run(&p, 3, tweak_dead);
+	ok = jobs[0].err == -ETIMEDOUT && jobs[1].err == -ETIMEDOUT;
+	report(ok && now() - t0 < 15, "dead rank -> -ETIMEDOUT, no hang (%d, %d, %.1f s)",
+	       jobs[0].err, jobs[1].err, now() - t0);
+	free(jobs);
+
+	p.op = OP_PS;
+	t0 = now();
+	jobs = run(&p, 3, tweak_dead);
+	ok = jobs[0].err == -ETIMEDOUT && jobs[1].err == -ETIMEDOUT;
+	report(ok && now() - t0 < 15, "ps dead worker -> -ETIMEDOUT (%d, %d, %.1f s)",
+	       jobs[0].err, jobs[1].err, now() - t0);
+	free(jobs);
+
+	/* argument checks */
+	a[0].sin_family = a[1].sin_family = AF_INET;
+	a[0].sin_addr.s_addr = a[1].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a[0].sin_port = htons((uint16_t)base_port);
+	a[1].sin_port = htons((uint16_t)(base_port + 1));
+	base_port += 2;
+	report(dlcp_group_open(&g, 2, 2, a, transport, 0) == -EINVAL,
+	       "group_open rank >= world -> -EINVAL");
+	report(dlcp_group_open(&g, 0, 0, a, transport, 0) == -EINVAL,
+	       "group_open world 0 -> -EINVAL");
+	if (dlcp_group_open(&g, 0, 1, a, transport, 1000) == 0) {
+		o.reduce = 9;
+		report(dlcp_allreduce(g, f, 4, DLCP_DTYPE_FP32, &o) == -EINVAL,
+		       "allreduce bad reduce mode -> -EINVAL");
+		o.reduce = 0;
+		report(dlcp_allreduce(g, f, 4, DLCP_DTYPE_BF16, &o) == -EINVAL,
+		       "allreduce unsupported dtype -> -EINVAL");
+		report(dlcp_allreduce(g, NULL, 4, DLCP_DTYPE_FP32, &o) == -EINVAL,
+		       "allreduce NULL buffer -> -EINVAL");
+		o.budget_ppm = DLCP_PPM_MAX + 1;
+		report(dlcp_allreduce(g, f, 4, DLCP_DTYPE_FP32, &o) == -EINVAL,
+		       "allreduce budget > 1e6 ppm -> -EINVAL");
+		o.budget_ppm = 0;
+		o.server = 3;
+		report(dlcp_ps_push_pull(g, f, f, 4, DLCP_DTYPE_FP32, &o) == -EINVAL,
+		       "ps server out of range -> -EINVAL");
+		report(dlcp_send_tensor(dlcp_group_ep(g), &a[0], f, 0, NULL) == -EINVAL,
+		       "send empty tensor -> -EINVAL");
+		{
+			struct dlcp_tensor_meta m = { 0 };
+
+			m.dtype = DLCP_DTYPE_FP32;
+			report(dlcp_send_tensor(dlcp_group_ep(g), &a[0], f, 6, &m) == -EINVAL,
+			       "send length not a multiple of the dtype -> -EINVAL");
+		}
+		dlcp_group_close(g, 0);
+	} else {
+		report(0, "group_open world 1");
+	}
+}
+
+static void tweak_same(struct job *j, int r)
+{
+	(void)r;
+	j->same_values = 1;
+}
+
+static void loss_case(enum op op, int world, size_t n, int reduce, uint32_t budget)
+{
+	struct job p = { 0 }, *jobs;
+	uint64_t lost = 0, elost = 0, fb = 0;
+	int r, err = 0;
+	long bad = 0;
+
+	p.op = op;
+	p.n = n;
+	p.dtype = DLCP_DTYPE_FP32;
+	p.reduce = reduce;
+	p.budget = budget;
+	p.iters = 5;
+	jobs = run(&p, world, tweak_same);
+	for (r = 0; r < world; r++) {
+		if (jobs[r].err)
+			err = jobs[r].err;
+		bad += jobs[r].bad_elems;
+		lost += jobs[r].st.bytes_lost;
+		elost += jobs[r].st.elems_lost;
+		fb += jobs[r].st.elems_fallback;
+	}
+	report(!err && !bad && lost > 0,
+	       "loss: %s world=%d n=%zu %s budget=%u ppm: every element exact "
+	       "(err=%d bad=%ld bytes_lost=%llu contributions_lost=%llu fallback=%llu)",
+	       opname(op), world, n, rname(reduce), budget, err, bad,
+	       (unsigned long long)lost, (unsigned long long)elost,
+	       (unsigned long long)fb);
+	free(jobs);
+}
+
+int main(int argc, char **argv)
+{
+	static const size_t sizes[] = { 1, 3, 1000, 65537, 1000003 };
+	static const int worlds[] = { 1, 2, 3, 4 };
+	int loss = 0, i, k, w;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "dlcp"))
+			transport = DLCP_TRANSPORT_DLCP;
+		else if (!strcmp(argv[i], "tcp"))
+			transport = DLCP_TRANSPORT_TCP;
+		else if (!strcmp(argv[i], "--loss"))
+			loss = 1;
+		else if (!strncmp(argv[i], "--port=", 7))
+			base_port = atoi(argv[i] + 7);
+	}
+	printf("TAP version 13\n# libdlcp collectives over %s%s\n",
+	       transport == DLCP_TRANSPORT_TCP ? "tcp" : "dlcp",
+	       loss ? " (lossy)" : "");
+	if (loss) {
+		loss_case(OP_ALLREDUCE, 4, 300000, DLCP_REDUCE_MEAN, 100000);
+		loss_case(OP_ALLREDUCE, 3, 300000, DLCP_REDUCE_SUM, 100000);
+		loss_case(OP_PS, 4, 300000, DLCP_REDUCE_MEAN, 100000);
+		loss_case(OP_RS, 4, 300000, DLCP_REDUCE_MEAN, 100000);
+	} else {
+		for (k = 0; k < 4; k++)
+			for (i = 0; i < 5; i++)
+				exact_case(OP_ALLREDUCE, worlds[k], sizes[i],
+					   DLCP_DTYPE_FP32, DLCP_REDUCE_SUM);
+		for (w = 2; w <= 4; w++) {
+			exact_case(OP_ALLREDUCE, w, 1000, DLCP_DTYPE_INT32, DLCP_REDUCE_SUM);
+			exact_case(OP_ALLREDUCE, w, 1000, DLCP_DTYPE_FP32, DLCP_REDUCE_MEAN);
+			exact_case(OP_ALLREDUCE, w, 1001, DLCP_DTYPE_FP32,
+				   DLCP_REDUCE_MEAN_ZEROFILL);
+			exact_case(OP_RS, w, 1001, DLCP_DTYPE_FP32, DLCP_REDUCE_SUM);
+			exact_case(OP_AG, w, 1001, DLCP_DTYPE_INT32, DLCP_REDUCE_SUM);
+			exact_case(OP_PS, w, 65537, DLCP_DTYPE_FP32, DLCP_REDUCE_SUM);
+			exact_case(OP_PS, w, 1000, DLCP_DTYPE_FP32, DLCP_REDUCE_MEAN);
+			exact_case(OP_PS_DEDICATED, w, 1000, DLCP_DTYPE_FP32,
+				   DLCP_REDUCE_MEAN);
+			exact_case(OP_BARRIER, w, 0, DLCP_DTYPE_FP32, DLCP_REDUCE_SUM);
+		}
+		bad_cases();
+	}
+	printf("1..%d\n# %d passed, %d failed\n", ntest, ntest - nfail, nfail);
+	return nfail ? 1 : 0;
+}

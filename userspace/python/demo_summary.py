@@ -1,0 +1,35 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Print the demo's phases side by side and check the target:
+DLCP mean iteration time >= 1.5x faster than gloo on the lossy link, and
+DLCP test accuracy within 0.5 points of the lossless run."""
+import json
+import sys
+
+
+def main(path):
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    if not rows:
+        print("no results in", path)
+        return 1
+    print("%-12s %6s %9s %9s %9s %8s %9s %11s" % (
+        "phase", "iters", "mean ms", "p50 ms", "p99 ms", "acc %", "total s", "bytes lost"))
+    for r in rows:
+        print("%-12s %6d %9.1f %9.1f %9.1f %8.2f %9.1f %11s" % (
+            r["phase"], r["iters"], r["mean_ms"], r["p50_ms"], r["p99_ms"],
+            r["test_acc"], r["total_s"], r.get("dlcp", {}).get("bytes_lost", "-")))
+    by = {r["phase"]: r for r in rows}
+    g, d = by.get("gloo:lossy"), by.get("dlcp:lossy")
+    ref = by.get("gloo:clean") or g
+    if g and d and ref:
+        speed = g["mean_ms"] / d["mean_ms"]
+        dacc = d["test_acc"] - ref["test_acc"]
+        print("speedup (gloo/dlcp mean iteration time on the lossy link): %.2fx "
+              "(target >= 1.5x: %s)" % (speed, "met" if speed >= 1.5 else "NOT met"))
+        print("accuracy dlcp - lossless (%s): %+.2f points (target within 0.5: %s)" % (
+            ref["phase"], dacc, "met" if abs(dacc) <= 0.5 else "NOT met"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "results/demo-train.jsonl"))

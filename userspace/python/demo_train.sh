@@ -1,0 +1,139 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# DLCP training demo, run inside the test VM (root, module built):
+#
+#   tools/vm-run --timeout 1200 -- userspace/python/demo_train.sh
+#
+# N workers (default 4), each a process in its own network namespace
+# (dw0..dwN-1, 10.77.0.(i+1)/24), joined by veths to a bridge in a router
+# namespace (dr). Every worker link is rate-limited (tbf) in both
+# directions, and lossy (netem) on the worker's egress only, so that every
+# packet, worker to worker, sees the loss rate once.
+# The same job (train_digits.py, fixed seed) runs over plain gloo (TCP
+# allreduce) and over DLCP (dlcp_ddp hook, ring all-reduce with a loss
+# budget) on the same lossy links, then gloo on clean links as the lossless
+# reference; a table compares iteration time and test accuracy.
+#
+# Environment: WORKERS (4), RATE (20mbit), LOSS (1%), DELAY (1ms),
+# BUDGET (ppm, 50000), EPOCHS (15), HIDDEN (128), DLCP_KO (module), PHASES
+# (gloo:lossy,dlcp:lossy,gloo:clean), OUT (results file).
+#
+#   demo_train.sh link clean|lossy    (internal: reshape the links)
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+WORKERS=${WORKERS:-4}
+RATE=${RATE:-20mbit}
+LOSS=${LOSS:-1%}
+DELAY=${DELAY:-1ms}
+BUDGET=${BUDGET:-50000}
+EPOCHS=${EPOCHS:-15}
+HIDDEN=${HIDDEN:-128}
+PHASES=${PHASES:-gloo:lossy,dlcp:lossy,gloo:clean}
+OUT=${OUT:-$HERE/results/demo-train.jsonl}
+LOGDIR=$(dirname "$OUT")
+PY=/usr/bin/python3
+
+# shape NS DEV LOSS: netem (delay, loss) with tbf (rate) under it
+shape() {
+	local ns=$1 dev=$2 loss=$3
+	tc -n "$ns" qdisc replace dev "$dev" root handle 1: netem delay "$DELAY" \
+		loss random "$loss" limit 10000
+	tc -n "$ns" qdisc replace dev "$dev" parent 1: handle 2: tbf rate "$RATE" \
+		burst 32kb latency 100ms
+}
+
+link() {
+	local cond=$1 i loss
+	case $cond in
+	clean) loss=0% ;;
+	lossy) loss=$LOSS ;;
+	*) echo "link: clean or lossy" >&2; exit 2 ;;
+	esac
+	for ((i = 0; i < WORKERS; i++)); do
+		shape "dw$i" "v$i" "$loss"	# uplink: lossy
+		shape dr "b$i" 0%		# downlink: rate only
+	done
+	echo "# links: $cond (rate $RATE, delay $DELAY, loss $loss on uplinks)" >&2
+}
+
+setup() {
+	local i
+	modprobe -q veth
+	modprobe -q sch_netem
+	modprobe -q sch_tbf
+	grep -q "^dlcp " /proc/modules || insmod "${DLCP_KO:-$TOP/kmod/dlcp.ko}"
+	ip netns add dr
+	ip -n dr link set lo up
+	ip -n dr link add br0 type bridge
+	ip -n dr link set br0 up
+	for ((i = 0; i < WORKERS; i++)); do
+		ip netns add "dw$i"
+		ip -n "dw$i" link set lo up
+		ip link add "v$i" netns "dw$i" type veth peer name "b$i" netns dr
+		ip -n "dw$i" addr add "10.77.0.$((i + 1))/24" dev "v$i"
+		ip -n "dw$i" link set "v$i" up
+		ip -n dr link set "b$i" master br0
+		ip -n dr link set "b$i" up
+	done
+}
+
+teardown() {
+	local i
+	for ((i = 0; i < WORKERS; i++)); do
+		ip netns del "dw$i" 2>/dev/null || true
+	done
+	ip netns del dr 2>/dev/null || true
+}
+
+if [ "${1:-}" = link ]; then
+	link "$2"
+	exit 0
+fi
+if [ $# -ne 0 ]; then
+	echo "usage: $0 [link clean|lossy]" >&2
+	exit 2
+fi
+
+start=$(date +%s)
+make -s -C "$TOP/userspace/lib" >/dev/null
+mkdir -p "$(dirname "$OUT")"
+: > "$OUT"
+teardown
+setup
+trap teardown EXIT
+link lossy
+ip netns exec dw0 ping -c 1 -W 2 "10.77.0.$WORKERS" >/dev/null
+
+pids=()
+for ((i = 0; i < WORKERS; i++)); do
+	ip netns exec "dw$i" env RANK=$i WORLD_SIZE="$WORKERS" MASTER_ADDR=10.77.0.1 \
+		MASTER_PORT=29500 GLOO_SOCKET_IFNAME="v$i" DLCP_BASE_PORT=29600 DLCP_LINK_CMD="$HERE/demo_train.sh link" \
+		WORKERS="$WORKERS" RATE="$RATE" LOSS="$LOSS" DELAY="$DELAY" \
+		PYTHONDONTWRITEBYTECODE=1 \
+		$PY "$HERE/train_digits.py" --phases "$PHASES" --epochs "$EPOCHS" \
+		--hidden "$HIDDEN" --budget "$BUDGET" \
+		$([ "$i" = 0 ] && echo "--out $OUT") \
+		> "$LOGDIR/train.$i.log" 2>&1 &
+	pids+=($!)
+done
+rc=0
+for p in "${pids[@]}"; do
+	wait "$p" || rc=1
+done
+if [ $rc != 0 ]; then
+	for ((i = 0; i < WORKERS; i++)); do
+		echo "---- rank $i"; tail -30 "$LOGDIR/train.$i.log"
+	done
+fi
+grep -h 'phase done' "$LOGDIR/train.0.log" | cut -c1-300 >&2 || true
+# DLCP counters, summed over the workers' namespaces
+for ((i = 0; i < WORKERS; i++)); do
+	ip netns exec "dw$i" cat /proc/net/dlcp/snmp 2>/dev/null || true
+done | awk '$1 ~ /Retrans|Msgs|BytesLost|GivenUp|Drop(RcvMem|Mismatch|UnknownMsg)/ \
+	{ s[$1] += $2 } END { for (k in s) printf "# snmp %-24s %d\n", k, s[k] }' | sort
+$PY "$HERE/demo_summary.py" "$OUT" || rc=1
+echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, loss $LOSS, budget $BUDGET ppm"
+exit $rc

@@ -1,0 +1,323 @@
+# SPDX-License-Identifier: GPL-2.0
+"""ctypes bindings to libdlcp (userspace/lib/libdlcp.so).
+
+    import dlcp
+    g = dlcp.Group.from_env()              # RANK, WORLD_SIZE, 10.77.0.(r+1)
+    g.allreduce(tensor, tag=3, iteration=it, budget_ppm=50000)
+    g.close()
+
+Buffers may be numpy arrays or torch tensors (contiguous, float32 or
+int32, CPU); collectives work in place. Errors raise OSError with the errno
+libdlcp returned (ETIMEDOUT for a dead rank, EMSGSIZE/EINVAL for a peer
+with another size/dtype). ctypes releases the GIL during every call.
+
+The library is found at $DLCP_LIB, else next to this file's
+../lib/libdlcp.so, else by the loader (libdlcp.so.0).
+"""
+import ctypes
+import errno
+import os
+import socket
+import struct
+
+TRANSPORT_DLCP = 0
+TRANSPORT_TCP = 1
+
+DTYPE_BYTES = 0
+DTYPE_FP32 = 1
+DTYPE_FP16 = 2
+DTYPE_BF16 = 3
+DTYPE_INT8 = 4
+DTYPE_INT32 = 5
+
+REDUCE_MEAN = 0
+REDUCE_SUM = 1
+REDUCE_MEAN_ZEROFILL = 2
+
+RECV_EXACT = 0
+RECV_LOSSY = 1
+
+
+def _load():
+    cands = []
+    if os.environ.get("DLCP_LIB"):
+        cands.append(os.environ["DLCP_LIB"])
+    here = os.path.dirname(os.path.abspath(__file__))
+    cands.append(os.path.join(here, "..", "lib", "libdlcp.so"))
+    cands.append("libdlcp.so.0")
+    last = None
+    for c in cands:
+        try:
+            return ctypes.CDLL(c, use_errno=True)
+        except OSError as e:
+            last = e
+    raise OSError("libdlcp not found (build it: make -C userspace/lib): %s" % last)
+
+
+_lib = _load()
+
+
+class SockaddrIn(ctypes.Structure):
+    _fields_ = [("family", ctypes.c_uint16), ("port", ctypes.c_uint16),
+                ("addr", ctypes.c_uint32), ("zero", ctypes.c_uint8 * 8)]
+
+    @classmethod
+    def parse(cls, s):
+        host, port = s.rsplit(":", 1)
+        a = cls()
+        a.family = socket.AF_INET
+        a.port = socket.htons(int(port))
+        a.addr = struct.unpack("=I", socket.inet_aton(host))[0]
+        return a
+
+    def __str__(self):
+        return "%s:%d" % (socket.inet_ntoa(struct.pack("=I", self.addr)),
+                          socket.ntohs(self.port))
+
+
+class CollStats(ctypes.Structure):
+    _fields_ = [("msgs_sent", ctypes.c_uint64), ("msgs_recv", ctypes.c_uint64),
+                ("bytes_sent", ctypes.c_uint64), ("bytes_lost", ctypes.c_uint64),
+                ("elems_lost", ctypes.c_uint64), ("elems_fallback", ctypes.c_uint64)]
+
+    def as_dict(self):
+        return {f: getattr(self, f) for f, _ in self._fields_}
+
+
+class CollOpts(ctypes.Structure):
+    _fields_ = [("tag", ctypes.c_uint32), ("iteration", ctypes.c_uint32),
+                ("layer", ctypes.c_uint16), ("budget_ppm", ctypes.c_uint32),
+                ("budget2_ppm", ctypes.c_uint32), ("reduce", ctypes.c_int),
+                ("server", ctypes.c_int), ("dedicated_server", ctypes.c_int),
+                ("timeout_ms", ctypes.c_int), ("stats", ctypes.POINTER(CollStats))]
+
+
+class Range(ctypes.Structure):
+    _fields_ = [("offset", ctypes.c_uint32), ("len", ctypes.c_uint32)]
+
+
+class TensorMeta(ctypes.Structure):
+    _fields_ = [("tensor_id", ctypes.c_uint32), ("iteration", ctypes.c_uint32),
+                ("layer", ctypes.c_uint16), ("dtype", ctypes.c_uint8),
+                ("flags", ctypes.c_uint16), ("loss_budget_ppm", ctypes.c_uint32),
+                ("deadline_ms", ctypes.c_uint32), ("crit", ctypes.POINTER(Range)),
+                ("nr_crit", ctypes.c_uint32), ("seg_class", ctypes.POINTER(ctypes.c_uint8)),
+                ("nr_seg_class", ctypes.c_uint32)]
+
+
+class TensorInfo(ctypes.Structure):
+    _fields_ = [("src", SockaddrIn), ("tensor_id", ctypes.c_uint32),
+                ("iteration", ctypes.c_uint32), ("layer", ctypes.c_uint16),
+                ("dtype", ctypes.c_uint8), ("status", ctypes.c_uint8),
+                ("flags", ctypes.c_uint16), ("msg_len", ctypes.c_uint32),
+                ("bytes_lost", ctypes.c_uint32), ("nr_lost", ctypes.c_uint32)]
+
+
+_vp = ctypes.c_void_p
+_P = ctypes.POINTER
+
+
+def _sig(name, res, *args):
+    f = getattr(_lib, name)
+    f.restype = res
+    f.argtypes = list(args)
+    return f
+
+
+_group_open = _sig("dlcp_group_open", ctypes.c_int, _P(_vp), ctypes.c_int, ctypes.c_int,
+                   _P(SockaddrIn), ctypes.c_int, ctypes.c_int)
+_group_open_env = _sig("dlcp_group_open_env", ctypes.c_int, _P(_vp), ctypes.c_int,
+                       ctypes.c_int, ctypes.c_int)
+_group_close = _sig("dlcp_group_close", ctypes.c_int, _vp, ctypes.c_int)
+_group_rank = _sig("dlcp_group_rank", ctypes.c_int, _vp)
+_group_world = _sig("dlcp_group_world", ctypes.c_int, _vp)
+_group_ep = _sig("dlcp_group_ep", _vp, _vp)
+_allreduce = _sig("dlcp_allreduce", ctypes.c_int, _vp, _vp, ctypes.c_size_t, ctypes.c_int,
+                  _P(CollOpts))
+_reduce_scatter = _sig("dlcp_reduce_scatter", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
+                       ctypes.c_int, _P(CollOpts))
+_all_gather = _sig("dlcp_all_gather", ctypes.c_int, _vp, _vp, ctypes.c_size_t, ctypes.c_int,
+                   _P(CollOpts))
+_ps = _sig("dlcp_ps_push_pull", ctypes.c_int, _vp, _vp, _vp, ctypes.c_size_t, ctypes.c_int,
+           _P(CollOpts))
+_barrier = _sig("dlcp_barrier", ctypes.c_int, _vp, ctypes.c_uint32, ctypes.c_int)
+_chunk_range = _sig("dlcp_chunk_range", None, ctypes.c_size_t, ctypes.c_uint, ctypes.c_uint,
+                    _P(ctypes.c_size_t), _P(ctypes.c_size_t))
+_seg_classes = _sig("dlcp_seg_classes", ctypes.c_long, _vp, ctypes.c_size_t, ctypes.c_int,
+                    ctypes.c_size_t, ctypes.c_double, _P(ctypes.c_uint8), ctypes.c_size_t)
+_send_tensor = _sig("dlcp_send_tensor", ctypes.c_int, _vp, _P(SockaddrIn), _vp,
+                    ctypes.c_size_t, _P(TensorMeta))
+_recv_tensor = _sig("dlcp_recv_tensor", ctypes.c_long, _vp, _P(_vp), _P(TensorInfo),
+                    _P(_P(Range)), ctypes.c_int)
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [_vp]
+
+
+def _check(rc, what):
+    if rc < 0:
+        raise OSError(-rc, "%s: %s" % (what, os.strerror(-rc)))
+    return rc
+
+
+def _buf(t):
+    """(pointer, element count, dtype) of a contiguous numpy array or torch tensor."""
+    mod = type(t).__module__
+    if mod.startswith("torch"):
+        if t.device.type != "cpu" or not t.is_contiguous():
+            raise ValueError("need a contiguous CPU tensor")
+        name = str(t.dtype)
+        ptr, n = t.data_ptr(), t.numel()
+    else:
+        if not t.flags["C_CONTIGUOUS"] or not t.flags["WRITEABLE"]:
+            raise ValueError("need a contiguous writeable array")
+        name = str(t.dtype)
+        ptr, n = t.ctypes.data, t.size
+    if name.endswith("float32"):
+        return ptr, n, DTYPE_FP32
+    if name.endswith("int32"):
+        return ptr, n, DTYPE_INT32
+    raise ValueError("unsupported dtype %s (float32 or int32)" % name)
+
+
+def chunk_range(n, world, i):
+    off, ln = ctypes.c_size_t(), ctypes.c_size_t()
+    _chunk_range(n, world, i, ctypes.byref(off), ctypes.byref(ln))
+    return off.value, ln.value
+
+
+def seg_classes(t, seg_size, top_fraction, dtype=None):
+    """Per-segment magnitude classes (0 important, 1 droppable) as a bytes object."""
+    ptr, n, dt = _buf(t)
+    if dtype is not None:
+        dt = dtype
+    esz = {DTYPE_FP32: 4, DTYPE_FP16: 2, DTYPE_BF16: 2}.get(dt, 4)
+    nbytes = n * 4 if dtype is None else n * esz
+    nseg = (nbytes + seg_size - 1) // max(1, seg_size - seg_size % esz) + 1
+    out = (ctypes.c_uint8 * max(1, nseg))()
+    k = _check(_seg_classes(ptr, nbytes, dt, seg_size, top_fraction, out, nseg),
+               "dlcp_seg_classes")
+    return bytes(out[:k])
+
+
+class Group:
+    """One rank of a DLCP (or TCP) group; see libdlcp.h for the semantics."""
+
+    def __init__(self, rank, addrs, transport=TRANSPORT_DLCP, timeout_ms=30000):
+        arr = (SockaddrIn * len(addrs))(*[SockaddrIn.parse(a) for a in addrs])
+        self._g = _vp()
+        _check(_group_open(ctypes.byref(self._g), rank, len(addrs), arr, transport,
+                           timeout_ms), "dlcp_group_open")
+
+    @classmethod
+    def from_env(cls, base_port=0, transport=-1, timeout_ms=30000):
+        self = cls.__new__(cls)
+        self._g = _vp()
+        _check(_group_open_env(ctypes.byref(self._g), base_port, transport, timeout_ms),
+               "dlcp_group_open_env")
+        return self
+
+    @property
+    def rank(self):
+        return _group_rank(self._g)
+
+    @property
+    def world(self):
+        return _group_world(self._g)
+
+    def close(self, linger_ms=-1):
+        if self._g:
+            g, self._g = self._g, None
+            _check(_group_close(g, linger_ms), "dlcp_group_close")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+
+    def _opts(self, tag, iteration, layer, budget_ppm, budget2_ppm, reduce, server,
+              dedicated_server, timeout_ms, stats):
+        o = CollOpts()
+        o.tag, o.iteration, o.layer = tag, iteration & 0xffffffff, layer
+        o.budget_ppm = budget_ppm
+        o.budget2_ppm = budget_ppm if budget2_ppm is None else budget2_ppm
+        o.reduce, o.server, o.dedicated_server = reduce, server, int(dedicated_server)
+        o.timeout_ms = timeout_ms
+        if stats is not None:
+            o.stats = ctypes.pointer(stats)
+        return o
+
+    def _coll(self, fn, name, t, kw):
+        stats = CollStats()
+        o = self._opts(stats=stats, **kw)
+        ptr, n, dt = _buf(t)
+        _check(fn(self._g, ptr, n, dt, ctypes.byref(o)), name)
+        return stats.as_dict()
+
+    def allreduce(self, t, tag=0, iteration=0, layer=0, budget_ppm=0, budget2_ppm=None,
+                  reduce=REDUCE_MEAN, timeout_ms=0):
+        """Ring all-reduce in place; returns the stats dict."""
+        return self._coll(_allreduce, "dlcp_allreduce", t, dict(
+            tag=tag, iteration=iteration, layer=layer, budget_ppm=budget_ppm,
+            budget2_ppm=budget2_ppm, reduce=reduce, server=0, dedicated_server=0,
+            timeout_ms=timeout_ms))
+
+    def reduce_scatter(self, t, tag=0, iteration=0, layer=0, budget_ppm=0,
+                       reduce=REDUCE_MEAN, timeout_ms=0):
+        return self._coll(_reduce_scatter, "dlcp_reduce_scatter", t, dict(
+            tag=tag, iteration=iteration, layer=layer, budget_ppm=budget_ppm,
+            budget2_ppm=None, reduce=reduce, server=0, dedicated_server=0,
+            timeout_ms=timeout_ms))
+
+    def all_gather(self, t, tag=0, iteration=0, layer=0, budget_ppm=0, timeout_ms=0):
+        return self._coll(_all_gather, "dlcp_all_gather", t, dict(
+            tag=tag, iteration=iteration, layer=layer, budget_ppm=0,
+            budget2_ppm=budget_ppm, reduce=REDUCE_MEAN, server=0, dedicated_server=0,
+            timeout_ms=timeout_ms))
+
+    def ps_push_pull(self, send, recv=None, tag=0, iteration=0, layer=0, budget_ppm=0,
+                     budget2_ppm=None, reduce=REDUCE_MEAN, server=0,
+                     dedicated_server=False, timeout_ms=0):
+        """Parameter server; recv (default: send) keeps its old values where lost."""
+        stats = CollStats()
+        o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, server,
+                       dedicated_server, timeout_ms, stats)
+        if send is None:
+            sp = rp = None
+            n, dt = recv if isinstance(recv, tuple) else (0, DTYPE_FP32)
+        else:
+            sp, n, dt = _buf(send)
+            rp = _buf(recv if recv is not None else send)[0]
+        _check(_ps(self._g, sp, rp, n, dt, ctypes.byref(o)), "dlcp_ps_push_pull")
+        return stats.as_dict()
+
+    def barrier(self, iteration=0, timeout_ms=0):
+        _check(_barrier(self._g, iteration, timeout_ms), "dlcp_barrier")
+
+    # point to point on the group's endpoint
+    def send(self, dst_addr, t, tensor_id=0, iteration=0, layer=0, budget_ppm=0):
+        ptr, n, dt = _buf(t)
+        m = TensorMeta()
+        m.tensor_id, m.iteration, m.layer, m.dtype = tensor_id, iteration, layer, dt
+        m.loss_budget_ppm = budget_ppm
+        a = SockaddrIn.parse(dst_addr)
+        _check(_send_tensor(_group_ep(self._g), ctypes.byref(a), ptr, n * 4,
+                            ctypes.byref(m)), "dlcp_send_tensor")
+
+    def recv(self, timeout_ms=-1):
+        """One message: (bytes, info dict, [(offset, len) lost ranges])."""
+        buf = _vp()
+        info = TensorInfo()
+        lost = _P(Range)()
+        n = _check(_recv_tensor(_group_ep(self._g), ctypes.byref(buf), ctypes.byref(info),
+                                ctypes.byref(lost), timeout_ms), "dlcp_recv_tensor")
+        try:
+            data = ctypes.string_at(buf, n)
+            ranges = [(lost[i].offset, lost[i].len) for i in range(info.nr_lost)] \
+                if lost else []
+        finally:
+            _libc.free(buf)
+            _libc.free(ctypes.cast(lost, _vp))
+        d = {f: getattr(info, f) for f, _ in TensorInfo._fields_ if f != "src"}
+        d["src"] = str(info.src)
+        return data, d, ranges

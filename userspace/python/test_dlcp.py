@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of the Python bindings (ranks as threads). TAP on stdout.
+
+    /usr/bin/python3 userspace/python/test_dlcp.py [tcp|dlcp] [--no-torch]
+
+Over TCP on any host; over DLCP in the VM with the module loaded.
+"""
+import errno
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+
+import dlcp  # noqa: E402
+
+TRANSPORT = dlcp.TRANSPORT_DLCP if "dlcp" in sys.argv[1:] else dlcp.TRANSPORT_TCP
+PORT = [26000]
+results = []
+
+
+def ranks(world, fn, timeout_ms=10000):
+    addrs = ["127.0.0.1:%d" % (PORT[0] + i) for i in range(world)]
+    PORT[0] += world
+    out, errs = [None] * world, [None] * world
+
+    def run(r):
+        try:
+            g = dlcp.Group(r, addrs, TRANSPORT, timeout_ms)
+        except Exception as e:
+            errs[r] = e
+            return
+        try:
+            out[r] = fn(g, r)
+        except Exception as e:
+            errs[r] = e
+        try:
+            g.close(linger_ms=2000)
+        except OSError as e:  # a peer that failed first may be gone
+            if not errs[r]:
+                errs[r] = e
+    ts = [threading.Thread(target=run, args=(r,)) for r in range(world)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return out, errs
+
+
+def check(name, cond):
+    results.append(bool(cond))
+    print("%sok %d - %s" % ("" if cond else "not ", len(results), name), flush=True)
+
+
+def vals(r, n):
+    return ((np.arange(n) * 7 + r * 13) % 101 - 50).astype(np.float32)
+
+
+def t_allreduce(world, n, reduce):
+    def fn(g, r):
+        a = vals(r, n)
+        g.allreduce(a, tag=1, iteration=7, reduce=reduce)
+        return a
+    out, errs = ranks(world, fn)
+    s = sum(vals(r, n) for r in range(world))
+    want = s if reduce == dlcp.REDUCE_SUM else (s / np.float32(world)).astype(np.float32)
+    check("allreduce world=%d n=%d reduce=%d exact" % (world, n, reduce),
+          not any(errs) and all(np.array_equal(o, want) for o in out))
+
+
+def t_ps(world, n):
+    def fn(g, r):
+        a = vals(r, n)
+        b = np.zeros(n, np.float32)
+        g.ps_push_pull(a, b, reduce=dlcp.REDUCE_SUM, budget_ppm=0)
+        return b
+    out, errs = ranks(world, fn)
+    s = sum(vals(r, n) for r in range(world))
+    check("ps world=%d n=%d exact" % (world, n),
+          not any(errs) and all(np.array_equal(o, s) for o in out))
+
+
+def t_rs_ag(world, n):
+    def fn(g, r):
+        a = vals(r, n)
+        g.reduce_scatter(a, reduce=dlcp.REDUCE_SUM, iteration=1)
+        g.all_gather(a, iteration=2)
+        return a
+    out, errs = ranks(world, fn)
+    s = sum(vals(r, n) for r in range(world))
+    check("reduce_scatter + all_gather world=%d n=%d == allreduce" % (world, n),
+          not any(errs) and all(np.array_equal(o, s) for o in out))
+
+
+def t_torch():
+    if "--no-torch" in sys.argv[1:]:
+        check("torch tensors # SKIP --no-torch", True)
+        return
+    try:
+        import torch
+    except ImportError:
+        check("# SKIP torch not installed", True)
+        return
+
+    def fn(g, r):
+        t = torch.full((1001,), float(r + 1))
+        g.allreduce(t, reduce=dlcp.REDUCE_MEAN)
+        return t
+    out, errs = ranks(3, fn)
+    check("allreduce of torch tensors", not any(errs) and
+          all(bool((o == 2.0).all()) for o in out))
+
+
+def t_mismatch():
+    def fn(g, r):
+        g.allreduce(np.zeros(100 + 10 * r, np.float32), timeout_ms=3000)
+    out, errs = ranks(2, fn)
+    check("size mismatch raises OSError(EMSGSIZE) on every rank",
+          all(isinstance(e, OSError) and e.errno == errno.EMSGSIZE for e in errs))
+
+
+def t_bad_input():
+    def fn(g, r):
+        bad = []
+        for arr in (np.zeros(4, np.float64), np.zeros((4, 4), np.float32)[:, 1]):
+            try:
+                g.allreduce(arr)
+            except ValueError:
+                bad.append(True)
+        return bad
+    out, errs = ranks(1, fn)
+    check("float64 / non-contiguous buffers rejected", out[0] == [True, True])
+
+
+def t_p2p():
+    def fn(g, r):
+        if r == 0:
+            g.send("127.0.0.1:%d" % (PORT[0] - 1), np.arange(4, dtype=np.float32),
+                   tensor_id=9, iteration=3)
+            return None
+        return g.recv(timeout_ms=5000)
+    out, errs = ranks(2, fn)
+    ok = not any(errs) and out[1] is not None
+    if ok:
+        data, info, lost = out[1]
+        ok = (np.frombuffer(data, np.float32).tolist() == [0, 1, 2, 3] and
+              info["tensor_id"] == 9 and info["iteration"] == 3 and lost == [] and
+              info["src"].endswith(":%d" % (PORT[0] - 2)))
+    check("send/recv one tensor with metadata and source", ok)
+
+
+def t_classes():
+    a = np.array([0.1, -9, 0, 0, 3, 0.5], np.float32)
+    check("seg_classes", dlcp.seg_classes(a, 8, 0.3) == bytes([0, 1, 1]) and
+          dlcp.seg_classes(a, 8, 0.5) == bytes([0, 1, 0]))
+
+
+def main():
+    print("TAP version 13")
+    for w in (1, 2, 4):
+        t_allreduce(w, 1001, dlcp.REDUCE_SUM)
+    t_allreduce(3, 5000, dlcp.REDUCE_MEAN)
+    t_ps(3, 5000)
+    t_rs_ag(3, 999)
+    t_torch()
+    t_mismatch()
+    t_bad_input()
+    t_p2p()
+    t_classes()
+    print("1..%d" % len(results))
+    print("# %d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

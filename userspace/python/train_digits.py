@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Data-parallel MLP on sklearn's digits, gloo allreduce vs the DLCP hook.
+
+One process per rank (env RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as
+torchrun sets them; the gloo group is also the rendezvous). The process runs
+several phases one after the other (torch is imported once), each from the
+same seed:
+
+    --phases gloo:lossy,dlcp:lossy,gloo:clean
+
+"gloo" is plain DDP (gloo allreduce over TCP); "dlcp" registers
+dlcp_ddp.dlcp_hook (ring all-reduce over DLCP, --budget ppm). The part after
+':' is passed to $DLCP_LINK_CMD by rank 0 before the phase (between two
+barriers) to reshape the links; without it, it is only a label.
+Rank 0 prints one JSON line per phase: iteration times (ms) and test
+accuracy.
+"""
+import argparse
+import datetime
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn as nn  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+
+
+def log(*a):
+    print("[rank %s %.1fs]" % (os.environ.get("RANK"), time.time() - T0), *a,
+          file=sys.stderr, flush=True)
+
+
+T0 = time.time()
+
+
+def data(seed):
+    X, y = load_digits(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=seed,
+                                          stratify=y)
+    mu, sd = Xtr.mean(0), Xtr.std(0) + 1e-6
+    f = lambda a: torch.tensor((a - mu) / sd, dtype=torch.float32)  # noqa: E731
+    return f(Xtr), torch.tensor(ytr), f(Xte), torch.tensor(yte)
+
+
+def model(hidden, seed):
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(64, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
+                         nn.ReLU(), nn.Linear(hidden, 10))
+
+
+def pct(a, p):
+    return float(np.percentile(np.array(a), p)) if a else float("nan")
+
+
+def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
+    kind, _, cond = phase.partition(":")
+    if cond and os.environ.get("DLCP_LINK_CMD"):
+        dist.barrier()
+        if rank == 0:
+            subprocess.run(shlex.split(os.environ["DLCP_LINK_CMD"]) + [cond], check=True)
+        dist.barrier()
+    net = model(args.hidden, args.seed)
+    # several buckets even for a small model (1.13 sizes the first one apart)
+    dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.bucket_mb * 1024 * 1024)
+    ddp = DDP(net, bucket_cap_mb=args.bucket_mb)
+    state = None
+    if kind == "dlcp":
+        import dlcp
+        import dlcp_ddp
+        if not hasattr(run_phase, "group"):
+            run_phase.group = dlcp.Group.from_env(transport=-1,
+                                                  timeout_ms=args.timeout_ms)
+        state = dlcp_ddp.DlcpHookState(run_phase.group, budget_ppm=args.budget,
+                                       budget2_ppm=args.budget2, algo=args.algo,
+                                       timeout_ms=args.timeout_ms)
+        # iterations of different phases must not share message keys
+        state.iteration = 1000000 * len(getattr(run_phase, "done", []))
+        ddp.register_comm_hook(state, dlcp_ddp.dlcp_hook)
+    elif kind != "gloo":
+        raise SystemExit("unknown phase kind %s" % kind)
+    opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
+    lossf = nn.CrossEntropyLoss()
+    Xs, ys = Xtr[rank::world], ytr[rank::world]
+    per = min(len(Xtr[r::world]) for r in range(world)) // args.batch
+    times = []
+    g = torch.Generator().manual_seed(args.seed + rank)
+    dist.barrier()
+    t_start = time.perf_counter()
+    for ep in range(args.epochs):
+        perm = torch.randperm(len(Xs), generator=g)
+        for i in range(per):
+            idx = perm[i * args.batch:(i + 1) * args.batch]
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            loss = lossf(ddp(Xs[idx]), ys[idx])
+            loss.backward()
+            opt.step()
+            times.append((time.perf_counter() - t0) * 1000)
+        if rank == 0:
+            w = times[-per:]
+            log("%s epoch %d: %d iters, mean %.1f ms, max %.1f ms" % (
+                phase, ep, len(w), sum(w) / len(w), max(w)))
+    total = time.perf_counter() - t_start
+    with torch.no_grad():
+        acc = (net(Xte).argmax(1) == yte).float().mean().item() * 100
+        tr_loss = lossf(net(Xtr), ytr).item()
+    # parameters may drift apart slightly with loss: report the spread
+    flat = torch.cat([p.detach().flatten() for p in net.parameters()])
+    spread = flat.clone()
+    dist.all_reduce(spread, op=dist.ReduceOp.MAX)
+    mn = flat.clone()
+    dist.all_reduce(mn, op=dist.ReduceOp.MIN)
+    w = times[args.warmup:] or times
+    res = {"phase": phase, "rank": rank, "world": world, "iters": len(times),
+           "mean_ms": sum(w) / len(w), "p50_ms": pct(w, 50), "p99_ms": pct(w, 99),
+           "total_s": total, "test_acc": acc, "train_loss": tr_loss,
+           "param_spread": (spread - mn).abs().max().item(),
+           "budget_ppm": args.budget if kind == "dlcp" else 0}
+    if state is not None:
+        state.close()
+        res["dlcp"] = state.stats
+    run_phase.done = getattr(run_phase, "done", []) + [phase]
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--phases", default="gloo,dlcp")
+    ap.add_argument("--epochs", type=int, default=15)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--lr", type=float, default=0.02)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--budget", type=int, default=50000, help="ppm, reduce-scatter")
+    ap.add_argument("--budget2", type=int, default=None, help="ppm, all-gather")
+    ap.add_argument("--algo", default="ring", choices=["ring", "ps"])
+    ap.add_argument("--bucket-mb", type=float, default=0.025)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--timeout-ms", type=int, default=60000)
+    ap.add_argument("--out", default=None, help="append JSON lines here (rank 0)")
+    args = ap.parse_args()
+
+    torch.set_num_threads(1)
+    log("torch imported")
+    dist.init_process_group("gloo", init_method="env://",
+                            timeout=datetime.timedelta(minutes=10))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    log("joined, world", world)
+    Xtr, ytr, Xte, yte = data(args.seed)
+    for phase in args.phases.split(","):
+        res = run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte)
+        log("phase done", json.dumps(res))
+        if rank == 0:
+            line = json.dumps(res)
+            print(line, flush=True)
+            if args.out:
+                with open(args.out, "a") as f:
+                    f.write(line + "\n")
+    dist.barrier()
+    if hasattr(run_phase, "group"):
+        run_phase.group.close(linger_ms=2000)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
