@@ -13,7 +13,11 @@
  *    cumulative count), and the segments acknowledged and found lost.
  *  - ECN, as DCTCP: at the end of a round, F = CE bytes / bytes acked and
  *    alpha <- (1 - g) alpha + g F with g = 1/16; if the round saw any CE
- *    mark, cwnd <- cwnd (1 - alpha / 2).
+ *    mark, cwnd <- cwnd (1 - max(alpha, 1/2) / 2). The floor of a quarter
+ *    is ours: DCTCP's alpha is made for queues that mark every packet
+ *    above a threshold, while a RED queue marks few and early-drops the
+ *    Not-ECT packets of TCP flows, which halve; without it a TCP flow
+ *    sharing a RED/ECN bottleneck got under a fifth of it.
  *  - Queueing delay, for paths without ECN (as MLT's delay-based
  *    control): if even the smallest round-trip time sampled in a round
  *    exceeds the path's base (minimum) round-trip time by more than
@@ -88,7 +92,9 @@ static void dlcp_cc_round_end(struct dlcp_sock *dsk, u32 now_us)
 		    (f >> DLCP_ALPHA_G_SHIFT);
 	if (cc->ce_bytes)
 		dlcp_cc_set(dsk, dsk->cwnd -
-			    (u32)div_u64((u64)dsk->cwnd * cc->alpha,
+			    (u32)div_u64((u64)dsk->cwnd *
+					 max_t(u32, cc->alpha,
+					       DLCP_ALPHA_ONE / 2),
 					 2 * DLCP_ALPHA_ONE), "ecn");
 	else if (cc->lost_segs * 8 > cc->lost_segs + cc->acked_segs)
 		dlcp_cc_set(dsk, dsk->cwnd / 2, "loss");
