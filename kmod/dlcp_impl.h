@@ -570,21 +570,6 @@ static inline struct dlcp_sock *dlcp_sk(const struct sock *sk)
 	return (struct dlcp_sock *)sk;
 }
 
-/* Size of one element of @dtype: segments hold whole elements. */
-static inline unsigned int dlcp_dtype_size(unsigned int dtype)
-{
-	switch (dtype) {
-	case DLCP_DTYPE_FP32:
-	case DLCP_DTYPE_INT32:
-		return 4;
-	case DLCP_DTYPE_FP16:
-	case DLCP_DTYPE_BF16:
-		return 2;
-	default:
-		return 1;
-	}
-}
-
 /* Bytes of a @len-byte message that a budget of @ppm may leave out. */
 static inline u32 dlcp_budget_bytes(u32 len, u32 ppm)
 {

@@ -857,7 +857,7 @@ void dlcp_out_pmtu(struct sock *sk, __be32 daddr, u32 mtu)
 		m->dst = NULL;
 		max = max_t(u32, mtu, 576) - sizeof(struct iphdr) -
 		      DLCP_DATA_HDR_LEN - (m->udp ? sizeof(struct udphdr) : 0);
-		max = rounddown(max, dlcp_dtype_size(m->meta.dtype));
+		max = rounddown(max, dlcp_wire_dtype_size(m->meta.dtype));
 		if (max < m->seg_size && !dlcp_out_resegment(sk, m, max))
 			DLCP_INC_STATS(sock_net(sk), DLCP_MIB_RESEGMENTED);
 	}

@@ -534,7 +534,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	err = dlcp_parse_cmsgs(sk, msg, len, &m->meta, &args);
 	if (err)
 		goto free_msg;
-	if (len % dlcp_dtype_size(m->meta.dtype)) {
+	if (len % dlcp_wire_dtype_size(m->meta.dtype)) {
 		err = -EINVAL;
 		goto free_msg;
 	}
@@ -546,7 +546,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	err = dlcp_out_route(sk, m);
 	if (err)
 		goto free_msg;
-	m->seg_size = rounddown(m->seg_size, dlcp_dtype_size(m->meta.dtype));
+	m->seg_size = rounddown(m->seg_size, dlcp_wire_dtype_size(m->meta.dtype));
 	m->nsegs = DIV_ROUND_UP(m->len, m->seg_size);
 	m->seg = kvcalloc(m->nsegs, sizeof(*m->seg), GFP_KERNEL);
 	if (!m->seg) {

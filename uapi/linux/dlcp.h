@@ -508,6 +508,23 @@ static inline unsigned int dlcp_wire_type(const struct dlcp_hdr *h)
 	return h->ver_type & 0x0f;
 }
 
+/* Bytes per element of an enum dlcp_dtype, 0 for an unknown type. */
+static inline unsigned int dlcp_wire_dtype_size(unsigned int dtype)
+{
+	switch (dtype) {
+	case DLCP_DTYPE_BYTES:
+	case DLCP_DTYPE_INT8:
+		return 1;
+	case DLCP_DTYPE_FP16:
+	case DLCP_DTYPE_BF16:
+		return 2;
+	case DLCP_DTYPE_FP32:
+	case DLCP_DTYPE_INT32:
+		return 4;
+	}
+	return 0;
+}
+
 /* Fixed header length of each packet type, 0 for an unknown type. */
 static inline unsigned int dlcp_wire_min_hdr(unsigned int type)
 {

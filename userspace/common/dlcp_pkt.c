@@ -326,16 +326,5 @@ const char *dlcp_drop_reason_snmp(unsigned int reason)
 
 unsigned int dlcp_dtype_size(unsigned int dtype)
 {
-	switch (dtype) {
-	case DLCP_DTYPE_BYTES:
-	case DLCP_DTYPE_INT8:
-		return 1;
-	case DLCP_DTYPE_FP16:
-	case DLCP_DTYPE_BF16:
-		return 2;
-	case DLCP_DTYPE_FP32:
-	case DLCP_DTYPE_INT32:
-		return 4;
-	}
-	return 0;
+	return dlcp_wire_dtype_size(dtype);
 }
