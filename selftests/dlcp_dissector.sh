@@ -228,7 +228,7 @@ setup()
 	ip -n dd_snd link set veth0 up || return 1
 }
 
-# start_capture PCAP: tcpdump on the receiver's veth until stop_capture.
+# start_capture PCAP: tcpdump on the receiver's veth until stop_capture PCAP.
 start_capture()
 {
 	local i
@@ -246,7 +246,15 @@ start_capture()
 
 stop_capture()
 {
-	sleep 0.5	# let the last STOPs through
+	local size=-1
+
+	# let the last STOPs through, and tcpdump write what it has read: a
+	# loaded emulator lags (received by filter > captured otherwise)
+	for _ in $(seq 1 40); do
+		sleep 0.5
+		[ "$(stat -c %s "$1" 2> /dev/null)" = "$size" ] && break
+		size=$(stat -c %s "$1" 2> /dev/null)
+	done
 	kill -INT "$tcpdump_pid" 2> /dev/null
 	wait "$tcpdump_pid" 2> /dev/null
 	tcpdump_pid=
@@ -278,7 +286,7 @@ traffic()
 	send -s "$LOSSY" -T 3 || rc=1
 	tc -n dd_snd qdisc del dev veth0 root
 	wait "$rcv_pid" || rc=1
-	stop_capture
+	stop_capture "$tmpdir/dlcp.pcap"
 	echo "receiver:"
 	cat "$tmpdir/recv.txt"
 	tshark_fields "$tmpdir/dlcp.pcap" frame.number ip.src dlcp.type \
