@@ -85,9 +85,11 @@ static const char *const call_name[] = {
  *  socket-odd: the inet layer for protocols/types DLCP does not take.
  *  bind: dlcp_bind() (EINVAL, EAFNOSUPPORT, EADDRNOTAVAIL, EACCES,
  *	EADDRINUSE).
- *  connect: dlcp_check_sin(), routing (ENETUNREACH, EHOSTUNREACH, EINVAL),
- *	EACCES for broadcast/multicast, autobind (EADDRINUSE).
- *  sendmsg: dlcp_sendmsg() and dlcp(7) ERRORS.
+ *  connect: dlcp_check_sin(), routing (ENETUNREACH, EHOSTUNREACH, EINVAL;
+ *	ENODEV when SO_BINDTODEVICE/SO_BINDTOIFINDEX named a device that
+ *	does not exist), EACCES for broadcast/multicast, autobind
+ *	(EADDRINUSE).
+ *  sendmsg: dlcp_sendmsg(), routing as for connect, dlcp(7) ERRORS.
  *  recvmsg: dlcp_recvmsg(), skb_recv_datagram (EAGAIN), dlcp(7).
  *  sockopts at SOL_DLCP: dlcp_[gs]etsockopt().
  */
@@ -98,11 +100,11 @@ static const int allow[__C_MAX][32] = {
 	[C_BIND] = { EINVAL, EAFNOSUPPORT, EADDRNOTAVAIL, EACCES, EADDRINUSE,
 		     0 },
 	[C_CONNECT] = { EINVAL, EAFNOSUPPORT, EACCES, ENETUNREACH,
-			EHOSTUNREACH, EADDRINUSE, 0 },
+			EHOSTUNREACH, EADDRINUSE, ENODEV, 0 },
 	[C_SENDMSG] = { EINVAL, EMSGSIZE, EOPNOTSUPP, EDESTADDRREQ,
 			EAFNOSUPPORT, EACCES, EAGAIN, EPIPE, ENOMEM,
 			ENETUNREACH, EHOSTUNREACH, EPERM, EINTR, EADDRINUSE,
-			0 },
+			ENODEV, 0 },
 	[C_RECVMSG] = { EAGAIN, EOPNOTSUPP, ENOTCONN, EINTR, 0 },
 	[C_RECV_ERRQ] = { EAGAIN, 0 },
 	[C_SETSOCKOPT_DLCP] = { EINVAL, ENOPROTOOPT, EPERM, EFAULT, 0 },
