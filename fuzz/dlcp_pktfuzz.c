@@ -713,7 +713,7 @@ int main(int argc, char **argv)
 		case 'g': o.ranges = strtoul(optarg, NULL, 0); break;
 		case 'w': o.settle = atoi(optarg); break;
 		case 'u':
-			printf("UDP encapsulation not implemented yet: skip\n");
+			printf("the injector has no UDP mode yet: skip\n");
 			return 4;	/* TODO: UDP-encapsulated mode */
 		case 'v': o.verbose = 1; break;
 		default: usage();
