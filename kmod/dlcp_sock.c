@@ -597,12 +597,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	return len;
 
 free_msg:
-	dst_release(m->dst);
-	dlcp_buf_free(&m->buf);
-	bitmap_free(m->crit);
-	bitmap_free(m->droppable);
-	kvfree(m->seg);
-	kfree(m);
+	dlcp_out_msg_destroy(m);
 	return err;
 }
 
