@@ -604,7 +604,6 @@ int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m);
 void dlcp_out_push(struct sock *sk);
 void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m);
 void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m);
-void dlcp_out_msg_destroy(struct dlcp_out_msg *m);
 void dlcp_out_report(struct sock *sk, struct sk_buff *skb);
 void dlcp_out_stop(struct sock *sk, struct sk_buff *skb);
 bool dlcp_out_timeout(struct sock *sk, unsigned long now);

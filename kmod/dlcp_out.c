@@ -455,9 +455,9 @@ void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
 }
 
 /* Free @m, which must be off every list but dsk->out_msgs. */
-/* Drop the flight entries of @m: the ring no longer speaks of it. */
-static void dlcp_flight_forget(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
+void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 {
+	struct dlcp_sock *dsk = dlcp_sk(sk);
 	u32 i;
 
 	for (i = 0; m->inflight && i < dsk->flight_len; i++) {
@@ -467,28 +467,15 @@ static void dlcp_flight_forget(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
 			dlcp_flight_resolve(dsk, f);
 	}
 	dlcp_flight_tidy(dsk);
-}
-
-/* Free @m and what it holds; it is on no list. */
-void dlcp_out_msg_destroy(struct dlcp_out_msg *m)
-{
+	list_del(&m->node);
+	dsk->nr_out_msgs--;
+	dsk->snd_mem -= m->len;
 	dst_release(m->dst);
 	dlcp_buf_free(&m->buf);
 	bitmap_free(m->crit);
 	bitmap_free(m->droppable);
 	kvfree(m->seg);
 	kfree(m);
-}
-
-void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
-{
-	struct dlcp_sock *dsk = dlcp_sk(sk);
-
-	dlcp_flight_forget(dsk, m);
-	list_del(&m->node);
-	dsk->nr_out_msgs--;
-	dsk->snd_mem -= m->len;
-	dlcp_out_msg_destroy(m);
 }
 
 /* Queue the outcome of @m on the error queue, if the socket asked for it. */
@@ -822,7 +809,13 @@ static int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m,
 		if (drop && dropall)
 			__set_bit(s, drop);
 	}
-	dlcp_flight_forget(dlcp_sk(sk), m);
+	for (s = 0; m->inflight && s < dlcp_sk(sk)->flight_len; s++) {
+		struct dlcp_flight *f = dlcp_flight_at(dlcp_sk(sk), s);
+
+		if (f->msg == m)
+			dlcp_flight_resolve(dlcp_sk(sk), f);
+	}
+	dlcp_flight_tidy(dlcp_sk(sk));
 	kvfree(m->seg);
 	bitmap_free(m->crit);
 	bitmap_free(m->droppable);

@@ -597,7 +597,12 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	return len;
 
 free_msg:
-	dlcp_out_msg_destroy(m);
+	dst_release(m->dst);
+	dlcp_buf_free(&m->buf);
+	bitmap_free(m->crit);
+	bitmap_free(m->droppable);
+	kvfree(m->seg);
+	kfree(m);
 	return err;
 }
 
