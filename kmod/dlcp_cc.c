@@ -2,7 +2,8 @@
 /*
  * DLCP congestion control.
  *
- * The algorithm, per socket (all of its destinations share one window):
+ * The algorithm, per destination of a socket (struct dlcp_peer: messages
+ * to different hosts have their own window, pacing and RTT):
  *
  *  - The window cwnd counts unresolved segments (the flight ring). It
  *    grows by one segment per window of segments acknowledged (additive
@@ -43,46 +44,45 @@
 #define DLCP_ALPHA_G_SHIFT	4	/* g = 1/16 */
 #define DLCP_QDELAY_TARGET_US	1000	/* tolerated queueing delay */
 
-void dlcp_cc_init(struct sock *sk)
+void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p)
 {
-	struct dlcp_sock *dsk = dlcp_sk(sk);
-
-	dsk->cwnd = READ_ONCE(dlcp_pernet(sock_net(sk))->init_cwnd);
-	dsk->cc.alpha = DLCP_ALPHA_ONE;
-	dsk->cc.base_rtt_us = U32_MAX;
-	dsk->cc.round_rtt_us = U32_MAX;
+	p->cwnd = READ_ONCE(dlcp_pernet(sock_net(sk))->init_cwnd);
+	p->cc.alpha = DLCP_ALPHA_ONE;
+	p->cc.base_rtt_us = U32_MAX;
+	p->cc.round_rtt_us = U32_MAX;
 }
 
 /* A round-trip time sample. */
-void dlcp_cc_on_rtt(struct sock *sk, u32 rtt_us)
+void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us)
 {
-	struct dlcp_cc *cc = &dlcp_sk(sk)->cc;
-
-	cc->base_rtt_us = min(cc->base_rtt_us, rtt_us);
-	cc->round_rtt_us = min(cc->round_rtt_us, rtt_us);
+	p->cc.base_rtt_us = min(p->cc.base_rtt_us, rtt_us);
+	p->cc.round_rtt_us = min(p->cc.round_rtt_us, rtt_us);
 }
 
-static u32 dlcp_cwnd_max(const struct dlcp_sock *dsk)
+static u32 dlcp_cwnd_max(const struct sock *sk)
 {
-	u32 max = READ_ONCE(dlcp_pernet(sock_net(&dsk->inet.sk))->max_cwnd);
+	u32 max = READ_ONCE(dlcp_pernet(sock_net(sk))->max_cwnd);
+	u32 cap = dlcp_sk(sk)->flight_cap;
 
-	return dsk->flight_cap ? min(max, dsk->flight_cap) : max;
+	return cap ? min(max, cap) : max;
 }
 
-static void dlcp_cc_set(struct dlcp_sock *dsk, u32 cwnd, const char *why)
+static void dlcp_cc_set(struct sock *sk, struct dlcp_peer *p, u32 cwnd,
+			const char *why)
 {
-	u32 old = dsk->cwnd;
+	u32 old = p->cwnd;
 
-	dsk->cwnd = clamp_t(u32, cwnd, DLCP_CWND_MIN, dlcp_cwnd_max(dsk));
-	dsk->cc.cwnd_cnt = 0;
-	trace_dlcp_cwnd(dsk->inet.inet_num, old, dsk->cwnd, why, dsk->srtt_us,
-			dsk->cc.alpha);
+	p->cwnd = clamp_t(u32, cwnd, DLCP_CWND_MIN, dlcp_cwnd_max(sk));
+	p->cc.cwnd_cnt = 0;
+	trace_dlcp_cwnd(inet_sk(sk)->inet_num, p->daddr, old, p->cwnd, why,
+			p->srtt_us, p->cc.alpha);
 }
 
 /* Close the current round: apply the ECN and loss reactions. */
-static void dlcp_cc_round_end(struct dlcp_sock *dsk, u32 now_us)
+static void dlcp_cc_round_end(struct sock *sk, struct dlcp_peer *p,
+			      u32 now_us)
 {
-	struct dlcp_cc *cc = &dsk->cc;
+	struct dlcp_cc *cc = &p->cc;
 	u32 f = 0;
 
 	if (cc->acked_bytes)
@@ -91,17 +91,17 @@ static void dlcp_cc_round_end(struct dlcp_sock *dsk, u32 now_us)
 	cc->alpha = cc->alpha - (cc->alpha >> DLCP_ALPHA_G_SHIFT) +
 		    (f >> DLCP_ALPHA_G_SHIFT);
 	if (cc->ce_bytes)
-		dlcp_cc_set(dsk, dsk->cwnd -
-			    (u32)div_u64((u64)dsk->cwnd *
+		dlcp_cc_set(sk, p, p->cwnd -
+			    (u32)div_u64((u64)p->cwnd *
 					 max_t(u32, cc->alpha,
 					       DLCP_ALPHA_ONE / 2),
 					 2 * DLCP_ALPHA_ONE), "ecn");
 	else if (cc->lost_segs * 8 > cc->lost_segs + cc->acked_segs)
-		dlcp_cc_set(dsk, dsk->cwnd / 2, "loss");
+		dlcp_cc_set(sk, p, p->cwnd / 2, "loss");
 	else if (cc->round_rtt_us != U32_MAX &&
 		 cc->round_rtt_us - cc->base_rtt_us >
 		 max_t(u32, cc->base_rtt_us, DLCP_QDELAY_TARGET_US))
-		dlcp_cc_set(dsk, dsk->cwnd - dsk->cwnd / 8, "delay");
+		dlcp_cc_set(sk, p, p->cwnd - p->cwnd / 8, "delay");
 	cc->round_rtt_us = U32_MAX;
 	cc->ce_bytes = 0;
 	cc->acked_bytes = 0;
@@ -111,14 +111,13 @@ static void dlcp_cc_round_end(struct dlcp_sock *dsk, u32 now_us)
 }
 
 /*
- * A REPORT resolved @acked segments (@acked_bytes of payload) and found
- * @lost segments lost; @ce_bytes more bytes arrived CE-marked.
+ * A REPORT from @p resolved @acked segments (@acked_bytes of payload) and
+ * found @lost segments lost; @ce_bytes more bytes arrived CE-marked.
  */
-void dlcp_cc_on_report(struct sock *sk, u32 acked, u32 acked_bytes, u32 lost,
-		       u32 ce_bytes)
+void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
+		       u32 acked_bytes, u32 lost, u32 ce_bytes)
 {
-	struct dlcp_sock *dsk = dlcp_sk(sk);
-	struct dlcp_cc *cc = &dsk->cc;
+	struct dlcp_cc *cc = &p->cc;
 	u32 now = dlcp_now_us();
 
 	cc->acked_segs += acked;
@@ -127,26 +126,29 @@ void dlcp_cc_on_report(struct sock *sk, u32 acked, u32 acked_bytes, u32 lost,
 	cc->ce_bytes += ce_bytes;
 
 	cc->cwnd_cnt += acked;
-	if (cc->cwnd_cnt >= dsk->cwnd) {
-		u32 rest = cc->cwnd_cnt - dsk->cwnd;
+	if (cc->cwnd_cnt >= p->cwnd) {
+		u32 rest = cc->cwnd_cnt - p->cwnd;
 
-		if (dsk->cwnd < dlcp_cwnd_max(dsk))
-			dlcp_cc_set(dsk, dsk->cwnd + 1, "increase");
+		if (p->cwnd < dlcp_cwnd_max(sk))
+			dlcp_cc_set(sk, p, p->cwnd + 1, "increase");
 		cc->cwnd_cnt = rest;
 	}
-	if (dsk->srtt_us && (s32)(now - cc->round_start_us) >=
-	    (s32)dsk->srtt_us)
-		dlcp_cc_round_end(dsk, now);
+	if (p->srtt_us && (s32)(now - cc->round_start_us) >= (s32)p->srtt_us)
+		dlcp_cc_round_end(sk, p, now);
 }
 
-/* The guard timer presumed segments lost: halve, at most once a round. */
-void dlcp_cc_on_timeout(struct sock *sk)
+/*
+ * The guard timer presumed segments to @p lost: halve, at most once a
+ * round. Returns true if it reacted (the caller backs off the RTO).
+ */
+bool dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 {
-	struct dlcp_sock *dsk = dlcp_sk(sk);
-	u32 now = dlcp_now_us();
+	u64 now = ktime_get_ns();
 
-	if ((s32)(now - dsk->cc.rto_us) < (s32)dsk->srtt_us)
-		return;
-	dsk->cc.rto_us = now;
-	dlcp_cc_set(dsk, dsk->cwnd / 2, "timeout");
+	if (p->cc.rto_ns &&
+	    now - p->cc.rto_ns < max_t(u64, p->srtt_us, 1) * NSEC_PER_USEC)
+		return false;
+	p->cc.rto_ns = now;
+	dlcp_cc_set(sk, p, p->cwnd / 2, "timeout");
+	return true;
 }

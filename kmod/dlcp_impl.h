@@ -14,6 +14,7 @@
  *   dlcp_timer.c	guard (retransmission/probe) timer, garbage collection
  *   dlcp_buf.c		message buffers (page arrays) and byte-range sets
  *   dlcp_prio.c	priority classes, DSCP/ECN, segment importance
+ *   dlcp_peer.c	destinations of a socket (their congestion state)
  *   dlcp_cc.c		congestion control
  *   dlcp_udp.c		UDP encapsulation
  *
@@ -29,6 +30,8 @@
  *	incoming message table and the socket defaults. Taken in softirq by
  *	the receive path and the timers and with spin_lock_bh() by system
  *	calls. Never held across a sleep or a copy from/to user memory.
+ *	The socket's peers (dlcp_peer) are added and removed under it too;
+ *	/proc reads them under RCU (they are freed with kfree_rcu()).
  *	Packets are transmitted with it held, as TCP transmits under its
  *	socket spinlock; loopback and veth queue to the backlog, so the
  *	receive path is never entered recursively.
@@ -230,6 +233,8 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_RTO_MAX_US		(2 * USEC_PER_SEC)	/* backed-off RTO cap */
 #define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
 #define DLCP_IN_HASH_BITS	6
+#define DLCP_PEER_HASH_BITS	4
+#define DLCP_MAX_PEERS		1024		/* destinations per socket */
 
 /* ---------------------------------------------------------------- */
 /* Buffers and range sets (dlcp_buf.c)                               */
@@ -303,6 +308,8 @@ struct dlcp_meta {
 	u8	prio;
 };
 
+struct dlcp_peer;
+
 /* Per-segment state of an outgoing message. */
 enum dlcp_seg_state {
 	DLCP_SEG_NEW = 0,	/* never sent */
@@ -322,6 +329,7 @@ enum dlcp_seg_state {
  * @saddr:	source address chosen by the route
  * @dport:	destination port
  * @dst:	cached route (holds a reference), revalidated before use
+ * @peer:	congestion state of @daddr (counted in its @nr_msgs)
  * @meta:	metadata carried by every data packet
  * @buf:	the bytes
  * @seg:	per-segment enum dlcp_seg_state
@@ -356,6 +364,7 @@ struct dlcp_out_msg {
 	__be32			saddr;
 	__be16			dport;
 	struct dst_entry	*dst;
+	struct dlcp_peer	*peer;
 	struct dlcp_meta	meta;
 	struct dlcp_buf		buf;
 	u8			*seg;
@@ -472,7 +481,7 @@ static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
 /* ---------------------------------------------------------------- */
 
 /**
- * struct dlcp_cc - congestion control state of a socket (dlcp_cc.c)
+ * struct dlcp_cc - congestion control state of a peer (dlcp_cc.c)
  * @alpha:		DCTCP's estimate of the marked fraction, 1024 = 1.0
  * @cwnd_cnt:		segments acknowledged since cwnd last grew
  * @round_start_us:	start of the current round
@@ -480,7 +489,7 @@ static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
  * @acked_bytes:	payload bytes acknowledged this round
  * @lost_segs:		segments found lost this round
  * @ce_bytes:		bytes reported CE-marked this round
- * @rto_us:		time of the last timeout reaction
+ * @rto_ns:		time of the last timeout reaction (ktime), 0: none
  * @base_rtt_us:	smallest round-trip time seen: the path without queue
  * @round_rtt_us:	smallest round-trip time seen this round
  */
@@ -492,9 +501,43 @@ struct dlcp_cc {
 	u32	acked_bytes;
 	u32	lost_segs;
 	u32	ce_bytes;
-	u32	rto_us;
+	u64	rto_ns;
 	u32	base_rtt_us;
 	u32	round_rtt_us;
+};
+
+/**
+ * struct dlcp_peer - one destination host of a socket: the window, pacing
+ *	and round-trip state of the path to it (dlcp_peer.c). Messages to
+ *	different hosts do not share a window, so a parameter server's pull
+ *	to a slow worker does not hold back the others. Kept while messages
+ *	use it and after (the RTT and window carry over to the next
+ *	iteration), up to DLCP_MAX_PEERS per socket; unused ones are
+ *	reclaimed when the table is full.
+ * @node:	in dlcp_sock.peers (RCU for /proc readers)
+ * @rcu:	for kfree_rcu()
+ * @daddr:	the destination address
+ * @nr_msgs:	outgoing messages to it (dlcp_out_msg.peer)
+ * @inflight:	unresolved segments sent to it: what @cwnd limits
+ * @cwnd:	congestion window in segments
+ * @cc:		congestion control state
+ * @rto_shift:	timeouts since the last RTT sample (RTO backoff)
+ * @srtt_us:	smoothed round-trip time, 0 before the first sample
+ * @rttvar_us:	round-trip time variation
+ * @next_xmit_ns: pacing: earliest time of the next transmission
+ */
+struct dlcp_peer {
+	struct hlist_node	node;
+	struct rcu_head		rcu;
+	__be32			daddr;
+	u32			nr_msgs;
+	u32			inflight;
+	u32			cwnd;
+	struct dlcp_cc		cc;
+	u8			rto_shift;
+	u32			srtt_us;
+	u32			rttvar_us;
+	u64			next_xmit_ns;
 };
 
 /**
@@ -510,14 +553,11 @@ struct dlcp_cc {
  * @flight:		ring of unresolved transmitted segments
  * @flight_head:	index of the oldest entry of @flight
  * @flight_len:		slots in use in @flight, resolved ones included
- * @flight_live:	unresolved entries in @flight: what cwnd limits
+ * @flight_live:	unresolved entries in @flight: at most @flight_cap
+ *			for the socket, each peer's share limited by its cwnd
  * @flight_cap:		size of @flight (net.dlcp.max_cwnd at first send)
- * @cwnd:		congestion window in segments
- * @cc:			congestion control state
- * @rto_shift:		timeouts since the last RTT sample (RTO backoff)
- * @srtt_us:		smoothed round-trip time, 0 before the first sample
- * @rttvar_us:		round-trip time variation
- * @next_xmit_ns:	pacing: earliest time of the next transmission
+ * @peers:		destinations, by address (struct dlcp_peer)
+ * @nr_peers:		entries in @peers
  * @pacer:		pacing timer
  * @guard:		retransmission, probe and garbage-collection timer
  * @in_hash:		incoming messages (and zombies) by (addr, port, id)
@@ -544,12 +584,8 @@ struct dlcp_sock {
 	u32			flight_len;
 	u32			flight_live;
 	u32			flight_cap;
-	u32			cwnd;
-	struct dlcp_cc		cc;
-	u8			rto_shift;
-	u32			srtt_us;
-	u32			rttvar_us;
-	u64			next_xmit_ns;
+	struct hlist_head	peers[1 << DLCP_PEER_HASH_BITS];
+	u32			nr_peers;
 	struct hrtimer		pacer;
 	struct timer_list	guard;
 
@@ -609,7 +645,7 @@ void dlcp_out_stop(struct sock *sk, struct sk_buff *skb);
 bool dlcp_out_timeout(struct sock *sk, unsigned long now);
 void dlcp_out_purge(struct sock *sk);
 void dlcp_out_pmtu(struct sock *sk, __be32 daddr, u32 mtu);
-u32 dlcp_out_rto_us(const struct dlcp_sock *dsk);
+u32 dlcp_out_rto_us(const struct sock *sk, const struct dlcp_peer *p);
 int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
 		  __be32 daddr, bool udp, u8 cls);
 struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
@@ -626,12 +662,20 @@ bool dlcp_in_timeout(struct sock *sk, unsigned long now);
 void dlcp_in_purge(struct sock *sk);
 void dlcp_delivery_free(struct dlcp_delivery *d);
 
+/* dlcp_peer.c */
+struct dlcp_peer *dlcp_peer_alloc(void);
+struct dlcp_peer *dlcp_peer_get(struct sock *sk, __be32 daddr,
+				struct dlcp_peer **spare);
+void dlcp_peer_put(struct dlcp_peer *p);
+void dlcp_peer_free_all(struct sock *sk);
+u32 dlcp_peer_min_rto_us(const struct sock *sk);
+
 /* dlcp_cc.c */
-void dlcp_cc_init(struct sock *sk);
-void dlcp_cc_on_report(struct sock *sk, u32 acked, u32 acked_bytes, u32 lost,
-		       u32 ce_bytes);
-void dlcp_cc_on_timeout(struct sock *sk);
-void dlcp_cc_on_rtt(struct sock *sk, u32 rtt_us);
+void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p);
+void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
+		       u32 acked_bytes, u32 lost, u32 ce_bytes);
+bool dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p);
+void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us);
 
 /* dlcp_prio.c */
 u8 dlcp_layer_class(const struct dlcp_net *dn, u32 layer);

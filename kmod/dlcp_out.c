@@ -20,9 +20,10 @@
  * stopped coming, enforces deadlines, and gives up on a receiver that went
  * silent. The timeout doubles with every expiry until a new RTT sample.
  *
- * Window: the number of unresolved segments of the socket is limited by
- * cwnd (dlcp_cc.c), and transmissions are paced at twice cwnd per smoothed
- * round trip. Every packet is tagged with its class's DSCP and
+ * Window: the unresolved segments sent to one destination are limited by
+ * its peer's cwnd (dlcp_peer.c, dlcp_cc.c), and transmissions to it are
+ * paced at twice cwnd per smoothed round trip; the flight ring bounds the
+ * socket's total. Every packet is tagged with its class's DSCP and
  * skb->priority and an ECN codepoint by its importance (dlcp_prio.c).
  */
 #include <linux/bitmap.h>
@@ -290,6 +291,7 @@ static void dlcp_flight_tidy(struct dlcp_sock *dsk)
 static void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)
 {
 	f->msg->inflight--;
+	f->msg->peer->inflight--;
 	f->msg = NULL;
 	dsk->flight_live--;
 }
@@ -360,11 +362,11 @@ static bool dlcp_out_next_seg(struct dlcp_out_msg *m, u32 *seg, bool *rtx)
 	return false;
 }
 
-static u64 dlcp_pace_interval_ns(const struct dlcp_sock *dsk)
+static u64 dlcp_pace_interval_ns(const struct dlcp_peer *p)
 {
-	if (!dsk->srtt_us)
+	if (!p->srtt_us)
 		return 0;
-	return div_u64((u64)dsk->srtt_us * NSEC_PER_USEC, 2 * dsk->cwnd);
+	return div_u64((u64)p->srtt_us * NSEC_PER_USEC, 2 * p->cwnd);
 }
 
 /*
@@ -375,7 +377,7 @@ void dlcp_out_push(struct sock *sk)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
-	u64 interval = dlcp_pace_interval_ns(dsk);
+	u64 pace_at = U64_MAX;
 	struct dlcp_out_msg *m;
 
 	if (dsk->dead || list_empty(&dsk->out_msgs))
@@ -390,18 +392,21 @@ void dlcp_out_push(struct sock *sk)
 	}
 
 	list_for_each_entry(m, &dsk->out_msgs, node) {
+		struct dlcp_peer *p = m->peer;
+		u64 interval = dlcp_pace_interval_ns(p);
 		u32 seg;
 		bool rtx;
 
-		while (dsk->flight_live < min(dsk->cwnd, dsk->flight_cap) &&
+		while (dsk->flight_live < dsk->flight_cap &&
+		       p->inflight < p->cwnd &&
 		       dlcp_out_next_seg(m, &seg, &rtx)) {
 			u64 now = ktime_get_ns();
 			struct dlcp_flight *f;
 			u8 flags = 0;
 
-			if (interval && dsk->next_xmit_ns > now + 2 * interval) {
-				dlcp_pacer_arm(sk, dsk->next_xmit_ns);
-				return;
+			if (interval && p->next_xmit_ns > now + 2 * interval) {
+				pace_at = min(pace_at, p->next_xmit_ns);
+				break;
 			}
 			dlcp_flight_tidy(dsk);
 			if (rtx)
@@ -432,10 +437,13 @@ void dlcp_out_push(struct sock *sk)
 			f->seg = seg;
 			f->sent_us = dlcp_now_us();
 			m->inflight++;
+			p->inflight++;
 			dsk->flight_live++;
-			dsk->next_xmit_ns = max(dsk->next_xmit_ns, now) + interval;
+			p->next_xmit_ns = max(p->next_xmit_ns, now) + interval;
 		}
 	}
+	if (pace_at != U64_MAX)
+		dlcp_pacer_arm(sk, pace_at);
 }
 
 /*
@@ -470,6 +478,7 @@ void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	list_del(&m->node);
 	dsk->nr_out_msgs--;
 	dsk->snd_mem -= m->len;
+	dlcp_peer_put(m->peer);
 	dst_release(m->dst);
 	dlcp_buf_free(&m->buf);
 	bitmap_free(m->crit);
@@ -528,38 +537,41 @@ static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
 	return NULL;
 }
 
-/* RFC 6298's timeout, doubled per timeout since the last RTT sample. */
-u32 dlcp_out_rto_us(const struct dlcp_sock *dsk)
+/*
+ * RFC 6298's timeout for @p (NULL: a peer with no RTT sample yet), doubled
+ * per timeout since the last RTT sample.
+ */
+u32 dlcp_out_rto_us(const struct sock *sk, const struct dlcp_peer *p)
 {
-	u32 rto_min = READ_ONCE(dlcp_pernet(sock_net(&dsk->inet.sk))->rto_min_ms)
-		      * USEC_PER_MSEC;
+	u32 rto_min = READ_ONCE(dlcp_pernet(sock_net(sk))->rto_min_ms) *
+		      USEC_PER_MSEC;
 	u32 rto;
 
-	if (!dsk->srtt_us)
+	if (!p || !p->srtt_us)
 		rto = max_t(u32, rto_min, 200 * USEC_PER_MSEC);
 	else
-		rto = max(rto_min, dsk->srtt_us + 4 * dsk->rttvar_us);
-	return min_t(u32, rto << dsk->rto_shift, DLCP_RTO_MAX_US);
+		rto = max(rto_min, p->srtt_us + 4 * p->rttvar_us);
+	return min_t(u32, rto << (p ? p->rto_shift : 0), DLCP_RTO_MAX_US);
 }
 
-static void dlcp_rtt_sample(struct dlcp_sock *dsk, u32 tsecr)
+static void dlcp_rtt_sample(struct dlcp_peer *p, u32 tsecr)
 {
 	s32 rtt = (s32)(dlcp_now_us() - tsecr);
 
 	if (!tsecr || rtt <= 0 || rtt > 60 * USEC_PER_SEC)
 		return;
-	dsk->rto_shift = 0;
-	dlcp_cc_on_rtt(&dsk->inet.sk, rtt);
-	if (!dsk->srtt_us) {
-		dsk->srtt_us = rtt;
-		dsk->rttvar_us = rtt / 2;
+	p->rto_shift = 0;
+	dlcp_cc_on_rtt(p, rtt);
+	if (!p->srtt_us) {
+		p->srtt_us = rtt;
+		p->rttvar_us = rtt / 2;
 	} else {
-		s32 err = rtt - (s32)dsk->srtt_us;
+		s32 err = rtt - (s32)p->srtt_us;
 
-		dsk->srtt_us += err / 8;
-		dsk->rttvar_us += (abs(err) - (s32)dsk->rttvar_us) / 4;
+		p->srtt_us += err / 8;
+		p->rttvar_us += (abs(err) - (s32)p->rttvar_us) / 4;
 	}
-	dsk->srtt_us = max_t(u32, dsk->srtt_us, 1);
+	p->srtt_us = max_t(u32, p->srtt_us, 1);
 }
 
 /* Is byte range [s, e) disjoint from every gap in @g[0..n)? */
@@ -623,10 +635,10 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 		dlcp_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
 		return;
 	}
-	dlcp_rtt_sample(dsk, ntohl(r->tsecr));
+	dlcp_rtt_sample(m->peer, ntohl(r->tsecr));
 	m->last_heard = jiffies;
 	m->probes = 0;
-	reorder = dsk->srtt_us / 4 +
+	reorder = m->peer->srtt_us / 4 +
 		  READ_ONCE(dlcp_pernet(net)->reorder_us);
 
 	for (i = 0; m->inflight && i < dsk->flight_len; i++) {
@@ -658,7 +670,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	ce = ntohl(r->ce_bytes);
 	ce = ce > m->ce_seen ? ce - m->ce_seen : 0;
 	m->ce_seen += ce;
-	dlcp_cc_on_report(sk, acked, acked_bytes, lost, ce);
+	dlcp_cc_on_report(sk, m->peer, acked, acked_bytes, lost, ce);
 	dlcp_out_push(sk);
 }
 
@@ -678,7 +690,7 @@ void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
 	}
 	trace_dlcp_stop(1, m->id, ntohl(st->lost),
 			st->common.flags & DLCP_HF_FAILED);
-	dlcp_rtt_sample(dsk, ntohl(st->tsecr));
+	dlcp_rtt_sample(m->peer, ntohl(st->tsecr));
 	lost = ntohl(st->lost);
 	DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_DONE);
 	DLCP_ADD_STATS(net, DLCP_MIB_RETRANS_AVOIDED, m->nr_lost);
@@ -706,16 +718,21 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
-	u32 rto = dlcp_out_rto_us(dsk), now_us = dlcp_now_us(), i;
+	u32 now_us = dlcp_now_us(), i;
 	struct dlcp_net *dn = dlcp_pernet(net);
 	unsigned long give_up = msecs_to_jiffies(READ_ONCE(dn->msg_timeout_ms));
 	struct dlcp_out_msg *m, *tmp;
-	bool timed_out = false;
 
 	for (i = 0; i < dsk->flight_len; i++) {
 		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
+		struct dlcp_peer *p;
+		u32 rto;
 
-		if (!f->msg || (s32)(now_us - f->sent_us) < (s32)rto)
+		if (!f->msg)
+			continue;
+		p = f->msg->peer;
+		rto = dlcp_out_rto_us(sk, p);
+		if ((s32)(now_us - f->sent_us) < (s32)rto)
 			continue;
 		/*
 		 * Reports for its message still come: the segment is queued
@@ -726,16 +743,15 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
 		DLCP_INC_STATS(net, DLCP_MIB_RETRANS_TIMEOUT);
 		dlcp_flight_resolve(dsk, f);
-		timed_out = true;
+		/* halve and back off once a round, not once a segment */
+		if (dlcp_cc_on_timeout(sk, p))
+			p->rto_shift = min_t(u8, p->rto_shift + 1, 6);
 	}
 	dlcp_flight_tidy(dsk);
-	if (timed_out) {
-		dlcp_cc_on_timeout(sk);
-		dsk->rto_shift = min_t(u8, dsk->rto_shift + 1, 6);
-	}
 
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
 		unsigned long quiet = now - m->last_heard;
+		u32 rto = dlcp_out_rto_us(sk, m->peer);
 		bool any;
 
 		if (m->next_new && time_after_eq(now, m->last_heard + give_up)) {

@@ -10,8 +10,17 @@
  * tx_mem is the bytes of outgoing messages held, rx_mem the receive
  * memory charged (partial and queued messages), out_msgs the messages
  * being sent, in_msgs the incoming messages being reassembled (and
- * remembered delivered ones). The values are read without the socket's
- * lock: a snapshot, as in /proc/net/udp.
+ * remembered delivered ones), cwnd the sum of the windows of the
+ * socket's destinations and srtt_us the largest of their smoothed RTTs.
+ *
+ * /proc/net/dlcp/peers: one line per destination of a socket (struct
+ * dlcp_peer), its congestion state:
+ *   sl local_address rem_address msgs inflight cwnd srtt_us rttvar_us
+ *   alpha rto_shift inode
+ * (rem_address without a port: the state is per host; alpha in 1/1024).
+ *
+ * The values are read without the socket's lock: a snapshot, as in
+ * /proc/net/udp; peers are read under RCU.
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -114,6 +123,16 @@ static void dlcp_sockets_one(struct sock *sk, void *arg)
 	struct dlcp_sockets_iter *it = arg;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct inet_sock *inet = inet_sk(sk);
+	u32 i, cwnd = 0, srtt = 0;
+	struct dlcp_peer *p;
+
+	rcu_read_lock();
+	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
+		hlist_for_each_entry_rcu(p, &dsk->peers[i], node) {
+			cwnd += READ_ONCE(p->cwnd);
+			srtt = max(srtt, READ_ONCE(p->srtt_us));
+		}
+	rcu_read_unlock();
 
 	seq_printf(it->seq,
 		   "%4u: %08X:%04X %08X:%04X %02X %08llX:%08X %5u %5u %5u %8u %5u %lu\n",
@@ -122,7 +141,7 @@ static void dlcp_sockets_one(struct sock *sk, void *arg)
 		   (unsigned long long)READ_ONCE(dsk->snd_mem),
 		   atomic_read(&sk->sk_rmem_alloc),
 		   READ_ONCE(dsk->nr_out_msgs), READ_ONCE(dsk->nr_in_msgs),
-		   READ_ONCE(dsk->cwnd), READ_ONCE(dsk->srtt_us),
+		   cwnd, srtt,
 		   from_kuid_munged(seq_user_ns(it->seq), sock_i_uid(sk)),
 		   sock_i_ino(sk));
 }
@@ -136,6 +155,36 @@ static int dlcp_sockets_show(struct seq_file *seq, void *v)
 	return 0;
 }
 
+static void dlcp_peers_one(struct sock *sk, void *arg)
+{
+	struct dlcp_sockets_iter *it = arg;
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_peer *p;
+	u32 i;
+
+	rcu_read_lock();
+	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
+		hlist_for_each_entry_rcu(p, &dsk->peers[i], node)
+			seq_printf(it->seq,
+				   "%4u: %08X:%04X %08X %5u %8u %5u %8u %9u %5u %9u %lu\n",
+				   it->sl++, dsk->inet.inet_rcv_saddr,
+				   dsk->inet.inet_num, p->daddr,
+				   READ_ONCE(p->nr_msgs), READ_ONCE(p->inflight),
+				   READ_ONCE(p->cwnd), READ_ONCE(p->srtt_us),
+				   READ_ONCE(p->rttvar_us), READ_ONCE(p->cc.alpha),
+				   READ_ONCE(p->rto_shift), sock_i_ino(sk));
+	rcu_read_unlock();
+}
+
+static int dlcp_peers_show(struct seq_file *seq, void *v)
+{
+	struct dlcp_sockets_iter it = { .seq = seq };
+
+	seq_puts(seq, "  sl local_address rem_addr  msgs inflight  cwnd  srtt_us rttvar_us alpha rto_shift inode\n");
+	dlcp_walk_socks(seq_file_single_net(seq), dlcp_peers_one, &it);
+	return 0;
+}
+
 int dlcp_proc_init(struct net *net)
 {
 	struct proc_dir_entry *dir;
@@ -145,6 +194,8 @@ int dlcp_proc_init(struct net *net)
 		return -ENOMEM;
 	if (!proc_create_net_single("snmp", 0444, dir, dlcp_snmp_show, NULL) ||
 	    !proc_create_net_single("sockets", 0444, dir, dlcp_sockets_show,
+				    NULL) ||
+	    !proc_create_net_single("peers", 0444, dir, dlcp_peers_show,
 				    NULL)) {
 		remove_proc_subtree("dlcp", net->proc_net);
 		return -ENOMEM;

@@ -489,6 +489,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct inet_sock *inet = inet_sk(sk);
 	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	struct dlcp_send_args args = { .droppable_ppm = -1 };
+	struct dlcp_peer *spare;
 	struct dlcp_out_msg *m;
 	__be32 daddr;
 	__be16 dport;
@@ -572,16 +573,25 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		err = dlcp_mark_droppable(m, args.droppable_ppm >= 0 ?
 					  args.droppable_ppm :
 					  READ_ONCE(dn->droppable_ppm));
+	spare = err ? NULL : dlcp_peer_alloc();
+	if (!err && !spare)
+		err = -ENOMEM;
 	if (err) {
 		dlcp_unreserve_snd(sk, len);
 		goto free_msg;
 	}
 
 	spin_lock_bh(&dsk->lock);
-	if (dsk->dead) {
+	err = dsk->dead ? -EPIPE : 0;
+	if (!err) {
+		m->peer = dlcp_peer_get(sk, daddr, &spare);
+		if (!m->peer)
+			err = -ENOBUFS;	/* DLCP_MAX_PEERS hosts in flight */
+	}
+	if (err) {
 		spin_unlock_bh(&dsk->lock);
+		kfree(spare);
 		dlcp_unreserve_snd(sk, len);
-		err = -EPIPE;
 		goto free_msg;
 	}
 	m->id = dsk->next_msg_id++;
@@ -594,6 +604,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	dlcp_out_push(sk);
 	dlcp_guard_arm(sk);
 	spin_unlock_bh(&dsk->lock);
+	kfree(spare);
 	return len;
 
 free_msg:
@@ -815,10 +826,11 @@ static int dlcp_init_sock(struct sock *sk)
 	INIT_LIST_HEAD(&dsk->out_msgs);
 	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++)
 		INIT_HLIST_HEAD(&dsk->in_hash[i]);
+	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
+		INIT_HLIST_HEAD(&dsk->peers[i]);
 	dsk->next_msg_id = get_random_u32();
 	dsk->encap = -1;
 	dsk->loss_budget_ppm = READ_ONCE(dn->loss_budget_ppm);
-	dlcp_cc_init(sk);
 	sock_set_flag(sk, SOCK_RCU_FREE);
 	sk->sk_write_space = dlcp_write_space;
 	dlcp_timer_init(sk);
@@ -842,6 +854,7 @@ static void dlcp_destroy_sock(struct sock *sk)
 	spin_lock_bh(&dsk->lock);
 	dlcp_out_purge(sk);
 	dlcp_in_purge(sk);
+	dlcp_peer_free_all(sk);
 	spin_unlock_bh(&dsk->lock);
 	kvfree(dsk->flight);
 	dsk->flight = NULL;

@@ -24,7 +24,7 @@ static unsigned long dlcp_guard_interval(struct sock *sk)
 	unsigned long gc;
 
 	if (!list_empty(&dsk->out_msgs))
-		return max(usecs_to_jiffies(dlcp_out_rto_us(dsk) / 2), 1UL);
+		return max(usecs_to_jiffies(dlcp_peer_min_rto_us(sk) / 2), 1UL);
 	gc = msecs_to_jiffies(READ_ONCE(dlcp_pernet(sock_net(sk))->msg_timeout_ms)) / 4;
 	return clamp(gc, HZ / 50, (unsigned long)HZ);
 }
@@ -75,7 +75,11 @@ void dlcp_pacer_arm(struct sock *sk, u64 when_ns)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 
-	if (dsk->dead || hrtimer_is_queued(&dsk->pacer))
+	if (dsk->dead)
+		return;
+	/* one timer for all peers: the earliest wins */
+	if (hrtimer_is_queued(&dsk->pacer) &&
+	    ktime_to_ns(hrtimer_get_expires(&dsk->pacer)) <= when_ns)
 		return;
 	hrtimer_start(&dsk->pacer, ns_to_ktime(when_ns),
 		      HRTIMER_MODE_ABS_PINNED_SOFT);

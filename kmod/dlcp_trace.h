@@ -197,11 +197,12 @@ TRACE_EVENT(dlcp_stop,
 );
 
 TRACE_EVENT(dlcp_cwnd,
-	TP_PROTO(u16 sport, u32 old, u32 cwnd, const char *why, u32 srtt_us,
-		 u32 alpha),
-	TP_ARGS(sport, old, cwnd, why, srtt_us, alpha),
+	TP_PROTO(u16 sport, __be32 daddr, u32 old, u32 cwnd, const char *why,
+		 u32 srtt_us, u32 alpha),
+	TP_ARGS(sport, daddr, old, cwnd, why, srtt_us, alpha),
 	TP_STRUCT__entry(
 		__field(u16, sport)
+		__field(u32, daddr)
 		__field(u32, old)
 		__field(u32, cwnd)
 		__string(why, why)
@@ -210,14 +211,15 @@ TRACE_EVENT(dlcp_cwnd,
 	),
 	TP_fast_assign(
 		__entry->sport = sport;
+		__entry->daddr = (__force u32)daddr;
 		__entry->old = old;
 		__entry->cwnd = cwnd;
 		__assign_str(why, why);
 		__entry->srtt_us = srtt_us;
 		__entry->alpha = alpha;
 	),
-	TP_printk("sport=%u cwnd=%u->%u why=%s srtt_us=%u alpha=%u/1024",
-		  __entry->sport, __entry->old, __entry->cwnd, __get_str(why),
+	TP_printk("sport=%u daddr=%pI4 cwnd=%u->%u why=%s srtt_us=%u alpha=%u/1024",
+		  __entry->sport, &__entry->daddr, __entry->old, __entry->cwnd, __get_str(why),
 		  __entry->srtt_us, __entry->alpha)
 );
 

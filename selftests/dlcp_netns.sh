@@ -309,6 +309,61 @@ case_four_threads_one_host()
 	xfer "1,$((MSS + 1)),65536,1m" 4 b
 }
 
+# One socket in ns_a sends to ns_b (no delay) and ns_c (20 ms each way):
+# /proc/net/dlcp/peers has one congestion state per destination, each
+# with its own round-trip time.
+case_peer_state()
+{
+	local py=/usr/bin/python3 rpids=() x out line rc=0 srtt_b srtt_c
+
+	port=$((port + 1))
+	impair c netem delay 20ms
+	for x in b c; do
+		ip netns exec "ns_$x" timeout 60 "$py" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_RDM, 0)
+s.bind(("", int(sys.argv[1])))
+open(sys.argv[2], "w").close()
+for _ in range(int(sys.argv[3])):
+	s.recv(1 << 20)
+' "$port" "$tmpdir/ready.$x" 8 &
+		rpids+=($!)
+		wait_for_file "$tmpdir/ready.$x" 20 "$!" || rc=1
+	done
+	out=$(ip netns exec ns_a timeout 60 "$py" -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_RDM, 0)
+s.bind(("", 0))
+for _ in range(8):
+	for a in sys.argv[2:]:
+		s.sendto(bytes(65536), (a, int(sys.argv[1])))
+lport = "%04X" % s.getsockname()[1]
+for _ in range(500):
+	rows = [l.split() for l in open("/proc/net/dlcp/sockets")][1:]
+	if any(r[1].endswith(":" + lport) and r[5] == "0" for r in rows):
+		break
+	time.sleep(0.1)
+sys.stdout.write(open("/proc/net/dlcp/peers").read())
+' "$port" 10.77.0.2 10.77.0.3) || rc=1
+	for x in "${rpids[@]}"; do
+		wait "$x" || { echo "FAIL: a receiver did not get 8 messages"; rc=1; }
+	done
+	echo "$out"
+	# rem_addr is the __be32 in hex as /proc/net/udp prints it
+	srtt_b=$(echo "$out" | awk '$3 == "02004D0A" { print $7 }')
+	srtt_c=$(echo "$out" | awk '$3 == "03004D0A" { print $7 }')
+	if [ "$(echo "$out" | grep -c ':')" -ne 2 ] || [ -z "$srtt_b" ] ||
+	   [ -z "$srtt_c" ]; then
+		echo "FAIL: expected one peer line per destination"
+		return 1
+	fi
+	if ((srtt_c < 30000 || srtt_b * 2 > srtt_c)); then
+		echo "FAIL: srtt to b $srtt_b us, to c $srtt_c us (c has 40 ms RTT)"
+		rc=1
+	fi
+	return "$rc"
+}
+
 # ------------------------------------------------------------------- main
 
 CASES=(
@@ -325,6 +380,7 @@ CASES=(
 	four_senders
 	four_senders_loss
 	four_threads_one_host
+	peer_state
 )
 
 require_root
