@@ -74,7 +74,7 @@ static void dlcp_cc_set(struct sock *sk, struct dlcp_peer *p, u32 cwnd,
 
 	p->cwnd = clamp_t(u32, cwnd, DLCP_CWND_MIN, dlcp_cwnd_max(sk));
 	p->cc.cwnd_cnt = 0;
-	trace_dlcp_cwnd(inet_sk(sk)->inet_num, p->daddr, old, p->cwnd, why,
+	trace_dlcp_cwnd(inet_sk(sk)->inet_num, &p->daddr, old, p->cwnd, why,
 			p->srtt_us, p->cc.alpha);
 }
 

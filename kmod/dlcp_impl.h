@@ -17,6 +17,11 @@
  *   dlcp_peer.c	destinations of a socket (their congestion state)
  *   dlcp_cc.c		congestion control
  *   dlcp_udp.c		UDP encapsulation
+ *   dlcp_ipv6.c	AF_INET6 sockets, IPv6 input, output and ICMPv6
+ *
+ * Addresses: every address inside the module is a struct in6_addr; IPv4
+ * addresses are held v4-mapped (::ffff:a.b.c.d), so one code path serves
+ * both families and an AF_INET6 socket can talk to IPv4 peers.
  *
  * Locking
  * -------
@@ -60,7 +65,10 @@
 #include <linux/hrtimer.h>
 #include <linux/skbuff.h>
 #include <linux/xarray.h>
+#include <linux/ip.h>
 #include <net/inet_sock.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
 #include <net/netns/generic.h>
 #include "../uapi/linux/dlcp.h"
 
@@ -181,6 +189,7 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
  * @net:		the namespace (for sysctl handlers)
  * @udp_lock:		serialises opening and moving @udp_sock
  * @udp_sock:		the namespace's UDP encapsulation socket, or NULL
+ * @udp6_sock:		its IPv6 twin, or NULL (IPv6 disabled)
  * @udp_sock_port:	the port @udp_sock is bound to
  */
 struct dlcp_net {
@@ -210,6 +219,7 @@ struct dlcp_net {
 	struct net	*net;
 	struct mutex	udp_lock;	/* see @udp_lock above */
 	struct socket	*udp_sock;
+	struct socket	*udp6_sock;
 	int		udp_sock_port;
 };
 
@@ -329,6 +339,7 @@ enum dlcp_seg_state {
  * @saddr:	source address chosen by the route
  * @dport:	destination port
  * @dst:	cached route (holds a reference), revalidated before use
+ * @dst_cookie:	IPv6 route cookie for dst_check()
  * @peer:	congestion state of @daddr (counted in its @nr_msgs)
  * @meta:	metadata carried by every data packet
  * @buf:	the bytes
@@ -360,10 +371,11 @@ struct dlcp_out_msg {
 	u32			len;
 	u32			seg_size;
 	u32			nsegs;
-	__be32			daddr;
-	__be32			saddr;
+	struct in6_addr		daddr;
+	struct in6_addr		saddr;
 	__be16			dport;
 	struct dst_entry	*dst;
+	u32			dst_cookie;
 	struct dlcp_peer	*peer;
 	struct dlcp_meta	meta;
 	struct dlcp_buf		buf;
@@ -433,8 +445,8 @@ struct dlcp_flight {
  */
 struct dlcp_in_msg {
 	struct hlist_node	hnode;
-	__be32			saddr;
-	__be32			daddr;
+	struct in6_addr		saddr;
+	struct in6_addr		daddr;
 	__be16			sport;
 	u32			id;
 	u32			len;
@@ -529,7 +541,7 @@ struct dlcp_cc {
 struct dlcp_peer {
 	struct hlist_node	node;
 	struct rcu_head		rcu;
-	__be32			daddr;
+	struct in6_addr		daddr;
 	u32			nr_msgs;
 	u32			inflight;
 	u32			cwnd;
@@ -606,6 +618,58 @@ static inline struct dlcp_sock *dlcp_sk(const struct sock *sk)
 	return (struct dlcp_sock *)sk;
 }
 
+/*
+ * An AF_INET6 socket: inet6_sk() finds the ipv6_pinfo at the end of the
+ * object (proto.obj_size), so it must be the last member.
+ */
+struct dlcp6_sock {
+	struct dlcp_sock	dlcp;
+	struct ipv6_pinfo	inet6;
+};
+
+/**
+ * struct dlcp_skb_cb - addresses of a received packet, set on entry to the
+ *	receive path for both families (skb->cb; incoming skbs only)
+ * @saddr:	source address (v4-mapped for IPv4)
+ * @daddr:	destination address
+ * @dsfield:	IPv4 TOS or IPv6 traffic class (DSCP and ECN)
+ */
+struct dlcp_skb_cb {
+	struct in6_addr	saddr;
+	struct in6_addr	daddr;
+	u8		dsfield;
+};
+
+static inline struct dlcp_skb_cb *dlcp_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct dlcp_skb_cb) > sizeof(skb->cb));
+	return (struct dlcp_skb_cb *)skb->cb;
+}
+
+static inline bool dlcp_addr_is_v4(const struct in6_addr *a)
+{
+	return ipv6_addr_v4mapped(a);
+}
+
+/* Bytes of IP header in front of a DLCP packet to @daddr. */
+static inline u32 dlcp_ip_hdr_len(const struct in6_addr *daddr)
+{
+	return dlcp_addr_is_v4(daddr) ? sizeof(struct iphdr) :
+					sizeof(struct ipv6hdr);
+}
+
+/* The DLCP checksum's pseudo-header sum (the protocol is always DLCP). */
+static inline __sum16 dlcp_csum_magic(const struct in6_addr *saddr,
+				      const struct in6_addr *daddr, u32 len,
+				      __wsum csum)
+{
+	if (dlcp_addr_is_v4(daddr))
+		return csum_tcpudp_magic(saddr->s6_addr32[3],
+					 daddr->s6_addr32[3], len,
+					 dlcp_ipproto, csum);
+	return csum_ipv6_magic(saddr, daddr, len, dlcp_ipproto, csum);
+}
+
 /* Bytes of a @len-byte message that a budget of @ppm may leave out. */
 static inline u32 dlcp_budget_bytes(u32 len, u32 ppm)
 {
@@ -630,7 +694,10 @@ void dlcp_proc_exit(struct net *net);
 
 /* dlcp_sock.c */
 extern const struct proto_ops dlcp_inet_ops;
-struct sock *dlcp_lookup(struct net *net, __be32 daddr, __be16 dport);
+extern struct proto dlcpv6_prot;
+extern const struct proto_ops dlcp_inet6_ops;
+struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
+			 __be16 dport);
 void dlcp_walk_socks(struct net *net,
 		     void (*fn)(struct sock *sk, void *arg), void *arg);
 u32 dlcp_rcvbuf_limit(const struct sock *sk);
@@ -644,10 +711,11 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb);
 void dlcp_out_stop(struct sock *sk, struct sk_buff *skb);
 bool dlcp_out_timeout(struct sock *sk, unsigned long now);
 void dlcp_out_purge(struct sock *sk);
-void dlcp_out_pmtu(struct sock *sk, __be32 daddr, u32 mtu);
+void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
 u32 dlcp_out_rto_us(const struct sock *sk, const struct dlcp_peer *p);
-int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
-		  __be32 daddr, bool udp, u8 cls);
+int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
+		  const struct in6_addr *saddr, const struct in6_addr *daddr,
+		  bool udp, u8 cls);
 struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
 void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
@@ -664,7 +732,8 @@ void dlcp_delivery_free(struct dlcp_delivery *d);
 
 /* dlcp_peer.c */
 struct dlcp_peer *dlcp_peer_alloc(void);
-struct dlcp_peer *dlcp_peer_get(struct sock *sk, __be32 daddr,
+struct dlcp_peer *dlcp_peer_get(struct sock *sk,
+				const struct in6_addr *daddr,
 				struct dlcp_peer **spare);
 void dlcp_peer_put(struct dlcp_peer *p);
 void dlcp_peer_free_all(struct sock *sk);
@@ -688,6 +757,24 @@ int dlcp_udp_enable(struct net *net);
 void dlcp_udp_disable(struct net *net);
 void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 		   u32 msg_id, u32 seg);
+void dlcp_udp6_csum(struct sk_buff *skb, const struct in6_addr *saddr,
+		    const struct in6_addr *daddr);
+u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg);
+
+/* dlcp_ipv6.c */
+int dlcp_ipv6_init(void);
+void dlcp_ipv6_exit(void);
+int dlcp6_route(struct sock *sk, struct dlcp_out_msg *m);
+struct dst_entry *dlcp6_route_ctl(struct sock *sk, const struct in6_addr *saddr,
+				  const struct in6_addr *daddr, __be16 sport,
+				  __be16 dport, struct in6_addr *src_out);
+int dlcp6_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
+	       const struct in6_addr *saddr, const struct in6_addr *daddr,
+	       u8 tclass, u8 nexthdr, u32 flowlabel);
+int dlcp6_sockaddr(struct sock *sk, const struct sockaddr *uaddr, int len,
+		   struct in6_addr *addr, __be16 *port);
+void dlcp6_fill_name(struct msghdr *msg, const struct in6_addr *addr,
+		     __be16 port, int *addr_len);
 
 /* dlcp_timer.c */
 void dlcp_timer_init(struct sock *sk);

@@ -25,24 +25,27 @@
 #include <net/icmp.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
+#include <net/ip6_checksum.h>
 #include <net/sock.h>
 #include "dlcp_impl.h"
 #include "dlcp_trace.h"
 
-static u32 dlcp_in_hashfn(__be32 saddr, __be16 sport, u32 id)
+static u32 dlcp_in_hashfn(const struct in6_addr *saddr, __be16 sport, u32 id)
 {
-	return hash_32((__force u32)saddr ^ ((__force u32)sport << 16) ^ id,
+	return hash_32(ipv6_addr_hash(saddr) ^ ((__force u32)sport << 16) ^ id,
 		       DLCP_IN_HASH_BITS);
 }
 
-static struct dlcp_in_msg *dlcp_in_find(struct dlcp_sock *dsk, __be32 saddr,
+static struct dlcp_in_msg *dlcp_in_find(struct dlcp_sock *dsk,
+					const struct in6_addr *saddr,
 					__be16 sport, u32 id)
 {
 	struct dlcp_in_msg *m;
 
 	hlist_for_each_entry(m, &dsk->in_hash[dlcp_in_hashfn(saddr, sport, id)],
 			     hnode)
-		if (m->id == id && m->sport == sport && m->saddr == saddr)
+		if (m->id == id && m->sport == sport &&
+		    ipv6_addr_equal(&m->saddr, saddr))
 			return m;
 	return NULL;
 }
@@ -106,7 +109,7 @@ static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
 		st->common.flags |= DLCP_HF_FAILED;
 	st->lost = htonl(m->lost);
 	st->tsecr = htonl(m->tsval);
-	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr, m->udp, 0))
+	if (!dlcp_xmit_ctl(sk, skb, &m->daddr, &m->saddr, m->udp, 0))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_STOPS_SENT);
 	trace_dlcp_stop(0, m->id, m->lost, m->failed);
 }
@@ -159,7 +162,7 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 	r->ngaps = htons(n);
 	r->rflags = rflags;
 	m->pkts_unreported = 0;
-	if (!dlcp_xmit_ctl(sk, skb, m->daddr, m->saddr, m->udp, 0))
+	if (!dlcp_xmit_ctl(sk, skb, &m->daddr, &m->saddr, m->udp, 0))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_REPORTS_SENT);
 }
 
@@ -269,7 +272,7 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	skb->destructor = dlcp_delivery_destructor;
 	skb_queue_tail(&sk->sk_receive_queue, skb);
 	sk->sk_data_ready(sk);
-	trace_dlcp_msg_complete(inet_sk(sk)->inet_num, m->saddr,
+	trace_dlcp_msg_complete(inet_sk(sk)->inet_num, &m->saddr,
 				ntohs(m->sport), m->id, m->len, lost_bytes);
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_MSGS);
@@ -312,8 +315,8 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb,
 	m = kzalloc(sizeof(*m), GFP_ATOMIC);
 	if (!m)
 		return NULL;
-	m->saddr = ip_hdr(skb)->saddr;
-	m->daddr = ip_hdr(skb)->daddr;
+	m->saddr = dlcp_cb(skb)->saddr;
+	m->daddr = dlcp_cb(skb)->daddr;
 	m->sport = d->common.source;
 	m->id = ntohl(d->common.msg_id);
 	m->len = ntohl(d->common.msg_len);
@@ -328,7 +331,7 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb,
 	m->crit_len = ntohl(d->crit_len);
 	m->udp = udp;
 	dlcp_buf_init(&m->buf, m->len);
-	hlist_add_head(&m->hnode, &dsk->in_hash[dlcp_in_hashfn(m->saddr,
+	hlist_add_head(&m->hnode, &dsk->in_hash[dlcp_in_hashfn(&m->saddr,
 							       m->sport,
 							       m->id)]);
 	dsk->nr_in_msgs++;
@@ -347,7 +350,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	int n;
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_DATA_PKTS);
-	m = dlcp_in_find(dsk, ip_hdr(skb)->saddr, d->common.source,
+	m = dlcp_in_find(dsk, &dlcp_cb(skb)->saddr, d->common.source,
 			 ntohl(d->common.msg_id));
 	if (m && m->len != ntohl(d->common.msg_len)) {
 		dlcp_count_drop(net, DLCP_MIB_DROP_MISMATCH, skb->len);
@@ -396,7 +399,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	}
 	WARN_ON_ONCE(dlcp_rs_add(&m->have, off, off + plen, GFP_ATOMIC,
 				 &added));
-	if (INET_ECN_is_ce(ip_hdr(skb)->tos))
+	if (INET_ECN_is_ce(dlcp_cb(skb)->dsfield))
 		m->ce_bytes += plen;
 	if (d->common.flags & DLCP_HF_CRITICAL)
 		m->crit_rcvd += added;
@@ -421,7 +424,7 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 	const struct dlcp_probe_hdr *p = (const void *)skb->data;
 	struct dlcp_in_msg *m, tmp = { };
 
-	m = dlcp_in_find(dlcp_sk(sk), ip_hdr(skb)->saddr, p->common.source,
+	m = dlcp_in_find(dlcp_sk(sk), &dlcp_cb(skb)->saddr, p->common.source,
 			 ntohl(p->common.msg_id));
 	if (m && m->len != ntohl(p->common.msg_len)) {
 		dlcp_count_drop(sock_net(sk), DLCP_MIB_DROP_MISMATCH, skb->len);
@@ -429,8 +432,8 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 	}
 	if (!m) {
 		/* unknown: nothing of it is here */
-		tmp.saddr = ip_hdr(skb)->saddr;
-		tmp.daddr = ip_hdr(skb)->daddr;
+		tmp.saddr = dlcp_cb(skb)->saddr;
+		tmp.daddr = dlcp_cb(skb)->daddr;
 		tmp.sport = p->common.source;
 		tmp.id = ntohl(p->common.msg_id);
 		tmp.len = ntohl(p->common.msg_len);
@@ -469,7 +472,7 @@ static void dlcp_in_abort(struct sock *sk, struct sk_buff *skb)
 	const struct dlcp_hdr *h = (const void *)skb->data;
 	struct dlcp_in_msg *m;
 
-	m = dlcp_in_find(dlcp_sk(sk), ip_hdr(skb)->saddr, h->source,
+	m = dlcp_in_find(dlcp_sk(sk), &dlcp_cb(skb)->saddr, h->source,
 			 ntohl(h->msg_id));
 	if (!m || m->len != ntohl(h->msg_len))
 		return;
@@ -514,6 +517,7 @@ static int dlcp_drop(struct net *net, struct sk_buff *skb,
  */
 int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 {
+	struct dlcp_skb_cb *cb = dlcp_cb(skb);
 	struct net *net = dev_net(skb->dev);
 	enum dlcp_drop_reason reason;
 	const struct dlcp_hdr *h;
@@ -521,6 +525,16 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 	struct sock *sk;
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_PKTS);
+	/* the IP layer is done with skb->cb: keep the addresses there */
+	if (ip_hdr(skb)->version == 4) {
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, &cb->saddr);
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, &cb->daddr);
+		cb->dsfield = ip_hdr(skb)->tos;
+	} else {
+		cb->saddr = ipv6_hdr(skb)->saddr;
+		cb->daddr = ipv6_hdr(skb)->daddr;
+		cb->dsfield = ipv6_get_dsfield(ipv6_hdr(skb));
+	}
 	if (skb->pkt_type != PACKET_HOST)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOT_HOST);
 	if (skb->len < DLCP_HDR_LEN)
@@ -531,13 +545,16 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 				 READ_ONCE(dlcp_pernet(net)->max_msg_size));
 	if (reason != DLCP_DROP_NONE)
 		return dlcp_drop(net, skb, (enum dlcp_mib_field)reason);
-	if (skb_checksum_init(skb, dlcp_ipproto, inet_compute_pseudo) ||
-	    skb_checksum_complete(skb))
+	if (dlcp_addr_is_v4(&cb->daddr) ?
+	    skb_checksum_init(skb, dlcp_ipproto, inet_compute_pseudo) :
+	    skb_checksum_init(skb, dlcp_ipproto, ip6_compute_pseudo))
+		return dlcp_drop(net, skb, DLCP_MIB_CSUM_ERRORS);
+	if (skb_checksum_complete(skb))
 		return dlcp_drop(net, skb, DLCP_MIB_CSUM_ERRORS);
 
 	h = (const struct dlcp_hdr *)skb->data;
 	rcu_read_lock();
-	sk = dlcp_lookup(net, ip_hdr(skb)->daddr, h->dest);
+	sk = dlcp_lookup(net, &cb->daddr, h->dest);
 	rcu_read_unlock();
 	if (!sk)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOSOCKET);
@@ -548,8 +565,7 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 		dlcp_count_drop(net, DLCP_MIB_DROP_CLOSED, skb->len);
 		goto unlock;
 	}
-	trace_dlcp_pkt_recv(h, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
-			    ip_hdr(skb)->tos);
+	trace_dlcp_pkt_recv(h, &cb->saddr, &cb->daddr, cb->dsfield);
 	switch (dlcp_wire_type(h)) {
 	case DLCP_T_DATA:
 		dlcp_in_data(sk, skb, udp);
@@ -595,6 +611,7 @@ int dlcp_err(struct sk_buff *skb, u32 info)
 	const struct iphdr *iph = (const struct iphdr *)skb->data;
 	int type = icmp_hdr(skb)->type, code = icmp_hdr(skb)->code;
 	struct net *net = dev_net(skb->dev);
+	struct in6_addr saddr, daddr;
 	const struct dlcp_hdr *h;
 	struct sock *sk;
 
@@ -605,8 +622,10 @@ int dlcp_err(struct sk_buff *skb, u32 info)
 		return 0;
 	iph = (const struct iphdr *)skb->data;
 	h = (const struct dlcp_hdr *)(skb->data + iph->ihl * 4);
+	ipv6_addr_set_v4mapped(iph->saddr, &saddr);
+	ipv6_addr_set_v4mapped(iph->daddr, &daddr);
 	rcu_read_lock();
-	sk = dlcp_lookup(net, iph->saddr, h->source);
+	sk = dlcp_lookup(net, &saddr, h->source);
 	rcu_read_unlock();
 	if (!sk)
 		return 0;
@@ -614,7 +633,7 @@ int dlcp_err(struct sk_buff *skb, u32 info)
 	ipv4_sk_update_pmtu(skb, sk, info);
 	spin_lock_bh(&dlcp_sk(sk)->lock);
 	if (!dlcp_sk(sk)->dead)
-		dlcp_out_pmtu(sk, iph->daddr, info);
+		dlcp_out_pmtu(sk, &daddr, info);
 	spin_unlock_bh(&dlcp_sk(sk)->lock);
 	sock_put(sk);
 	return 0;

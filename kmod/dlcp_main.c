@@ -133,9 +133,17 @@ static int __init dlcp_init(void)
 		goto unreg_pernet;
 	}
 	inet_register_protosw(&dlcp_protosw);
+	err = dlcp_ipv6_init();
+	if (err) {
+		pr_err("dlcp: IPv6 next header %d is in use\n", dlcp_ipproto);
+		goto unreg_inet;
+	}
 	pr_info("dlcp: registered, IP protocol %d\n", dlcp_ipproto);
 	return 0;
 
+unreg_inet:
+	inet_unregister_protosw(&dlcp_protosw);
+	inet_del_protocol(&dlcp_protocol, dlcp_ipproto);
 unreg_pernet:
 	unregister_pernet_subsys(&dlcp_net_ops);
 unreg_proto:
@@ -145,6 +153,7 @@ unreg_proto:
 
 static void __exit dlcp_exit(void)
 {
+	dlcp_ipv6_exit();
 	inet_unregister_protosw(&dlcp_protosw);
 	inet_del_protocol(&dlcp_protocol, dlcp_ipproto);
 	/* inet_del_protocol() waited for receivers still in dlcp_rcv() */
@@ -159,3 +168,4 @@ MODULE_LICENSE("GPL");
 MODULE_AUTHOR("DLCP developers");
 MODULE_DESCRIPTION("DLCP: loss-tolerant message transport for deep-learning training");
 MODULE_ALIAS_NET_PF_PROTO_TYPE(PF_INET, IPPROTO_DLCP, SOCK_DLCP);
+MODULE_ALIAS_NET_PF_PROTO_TYPE(PF_INET6, IPPROTO_DLCP, SOCK_DLCP);

@@ -45,7 +45,9 @@ int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m)
 	struct rtable *rt;
 	u32 mtu;
 
-	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, m->daddr,
+	if (!dlcp_addr_is_v4(&m->daddr))
+		return dlcp6_route(sk, m);
+	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, m->daddr.s6_addr32[3],
 				   inet->inet_saddr, m->dport, inet->inet_sport,
 				   dlcp_ipproto, RT_CONN_FLAGS(sk),
 				   sk->sk_bound_dev_if);
@@ -58,8 +60,9 @@ int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m)
 		return -EACCES;
 	}
 	mtu = clamp_t(u32, dst_mtu(&rt->dst), 576, IP_MAX_MTU);
-	m->saddr = fl4.saddr;
+	ipv6_addr_set_v4mapped(fl4.saddr, &m->saddr);
 	m->dst = &rt->dst;
+	m->dst_cookie = 0;
 	m->seg_size = mtu - sizeof(struct iphdr) - DLCP_DATA_HDR_LEN -
 		      (m->udp ? sizeof(struct udphdr) : 0);
 	return 0;
@@ -71,7 +74,7 @@ static bool dlcp_out_dst_ok(struct sock *sk, struct dlcp_out_msg *m)
 	struct dst_entry *dst = m->dst;
 	u32 seg_size = m->seg_size;
 
-	if (dst && (!dst->obsolete || dst_check(dst, 0)))
+	if (dst && (!dst->obsolete || dst_check(dst, m->dst_cookie)))
 		return true;
 	dst_release(dst);
 	m->dst = NULL;
@@ -104,10 +107,10 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
 {
 	struct sk_buff *skb;
 
-	skb = alloc_skb(MAX_HEADER + sizeof(struct iphdr) + hlen, gfp);
+	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + hlen, gfp);
 	if (!skb)
 		return NULL;
-	skb_reserve(skb, MAX_HEADER + sizeof(struct iphdr));
+	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
 	skb_reset_transport_header(skb);
 	memset(skb_put(skb, hlen), 0, hlen);
 	return skb;
@@ -118,25 +121,38 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
  * add the IP header and send it over @dst (a reference is taken).
  */
 static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
-			 struct dst_entry *dst, __be32 saddr, __be32 daddr,
-			 u8 cls, bool droppable, bool udp, u32 seg)
+			 struct dst_entry *dst, const struct in6_addr *saddr,
+			 const struct in6_addr *daddr, u8 cls, bool droppable,
+			 bool udp, u32 seg)
 {
 	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	u8 tos = dlcp_pkt_tos(dn, cls, droppable);
 	struct net *net = sock_net(sk);
 	struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
+	u32 msg_id = ntohl(h->msg_id);
 	struct inet_sock *inet = inet_sk(sk);
 	struct iphdr *iph;
 	int ttl, err;
 
-	h->check = csum_tcpudp_magic(saddr, daddr, skb->len, dlcp_ipproto,
-				     csum_partial(skb->data, skb->len, 0));
+	h->check = dlcp_csum_magic(saddr, daddr, skb->len,
+				   csum_partial(skb->data, skb->len, 0));
 	trace_dlcp_pkt_send(h, saddr, daddr, tos);
 	if (udp) {
-		dlcp_udp_push(skb, dn, ntohl(h->msg_id), seg);
+		dlcp_udp_push(skb, dn, msg_id, seg);
 		DLCP_INC_STATS(net, DLCP_MIB_UDP_OUT_PKTS);
 	}
+	skb->priority = DLCP_MAX_CLASSES - 1 - cls;
+	skb->mark = READ_ONCE(sk->sk_mark);
+	skb_set_owner_w(skb, sk);
 
+	if (!dlcp_addr_is_v4(daddr)) {
+		if (udp)
+			dlcp_udp6_csum(skb, saddr, daddr);
+		err = dlcp6_xmit(sk, skb, dst, saddr, daddr, tos,
+				 udp ? IPPROTO_UDP : dlcp_ipproto,
+				 dlcp_entropy(dn, msg_id, seg));
+		goto sent;
+	}
 	skb_push(skb, sizeof(*iph));
 	skb_reset_network_header(skb);
 	iph = ip_hdr(skb);
@@ -147,17 +163,14 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 	ttl = inet->uc_ttl;
 	iph->ttl = ttl < 0 ? ip4_dst_hoplimit(dst) : ttl;
 	iph->protocol = udp ? IPPROTO_UDP : dlcp_ipproto;
-	iph->saddr = saddr;
-	iph->daddr = daddr;
+	iph->saddr = saddr->s6_addr32[3];
+	iph->daddr = daddr->s6_addr32[3];
 	iph->tot_len = htons(skb->len);
 	skb->protocol = htons(ETH_P_IP);
-	skb->priority = DLCP_MAX_CLASSES - 1 - cls;
-	skb->mark = READ_ONCE(sk->sk_mark);
 	skb_dst_set(skb, dst_clone(dst));
 	ip_select_ident(net, skb, NULL);
-	skb_set_owner_w(skb, sk);
-
 	err = ip_local_out(net, sk, skb);
+sent:
 	if (unlikely(net_xmit_eval(err))) {
 		DLCP_INC_STATS(net, DLCP_MIB_OUT_ERRORS);
 		return net_xmit_errno(err);
@@ -173,25 +186,41 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
  * that a PROBE saying "all was sent" does not overtake the data it speaks
  * of in a strict-priority queue.
  */
-int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb, __be32 saddr,
-		  __be32 daddr, bool udp, u8 cls)
+int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
+		  const struct in6_addr *saddr, const struct in6_addr *daddr,
+		  bool udp, u8 cls)
 {
 	const struct dlcp_hdr *h = (const struct dlcp_hdr *)skb->data;
+	struct dst_entry *dst;
+	struct in6_addr src;
 	struct flowi4 fl4;
 	struct rtable *rt;
 	int err;
 
-	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, daddr, saddr,
-				   h->dest, h->source, dlcp_ipproto,
-				   RT_CONN_FLAGS(sk), sk->sk_bound_dev_if);
-	if (IS_ERR(rt)) {
-		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
-		kfree_skb(skb);
-		return PTR_ERR(rt);
+	if (dlcp_addr_is_v4(daddr)) {
+		rt = ip_route_output_ports(sock_net(sk), &fl4, sk,
+					   daddr->s6_addr32[3],
+					   saddr->s6_addr32[3], h->dest,
+					   h->source, dlcp_ipproto,
+					   RT_CONN_FLAGS(sk),
+					   sk->sk_bound_dev_if);
+		if (IS_ERR(rt)) {
+			DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
+			dst = ERR_CAST(rt);
+		} else {
+			ipv6_addr_set_v4mapped(fl4.saddr, &src);
+			dst = &rt->dst;
+		}
+	} else {
+		dst = dlcp6_route_ctl(sk, saddr, daddr, h->source, h->dest,
+				      &src);
 	}
-	err = dlcp_xmit_skb(sk, skb, &rt->dst, fl4.saddr, daddr, cls, false,
-			    udp, 0);
-	ip_rt_put(rt);
+	if (IS_ERR(dst)) {
+		kfree_skb(skb);
+		return PTR_ERR(dst);
+	}
+	err = dlcp_xmit_skb(sk, skb, dst, &src, daddr, cls, false, udp, 0);
+	dst_release(dst);
 	return err;
 }
 
@@ -211,7 +240,7 @@ static void dlcp_out_send_probe(struct sock *sk, struct dlcp_out_msg *m,
 		      type == DLCP_T_PROBE && m->final ? DLCP_HF_FINAL : 0, 0);
 	p->sent = htonl(min_t(u64, (u64)m->next_new * m->seg_size, m->len));
 	p->tsval = htonl(dlcp_now_us());
-	dlcp_xmit_ctl(sk, skb, m->saddr, m->daddr, m->udp, m->meta.prio);
+	dlcp_xmit_ctl(sk, skb, &m->saddr, &m->daddr, m->udp, m->meta.prio);
 	DLCP_INC_STATS(sock_net(sk), type == DLCP_T_PROBE ?
 		       DLCP_MIB_PROBES_SENT : DLCP_MIB_ABORTS_SENT);
 }
@@ -237,10 +266,10 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 
 	if (!dlcp_out_dst_ok(sk, m))
 		return -EHOSTUNREACH;
-	skb = alloc_skb(MAX_HEADER + sizeof(struct iphdr) + len, GFP_ATOMIC);
+	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + len, GFP_ATOMIC);
 	if (!skb)
 		return -ENOBUFS;
-	skb_reserve(skb, MAX_HEADER + sizeof(struct iphdr));
+	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
 	skb_reset_transport_header(skb);
 	d = skb_put(skb, len);
 	dlcp_fill_hdr(&d->common, DLCP_T_DATA, inet_sk(sk)->inet_sport,
@@ -259,7 +288,7 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	dlcp_buf_to_skb(&m->buf, off, plen, d + 1);
 	/* retransmissions of critical data go in the highest class */
 	cls = crit && (flags & DLCP_HF_RETRANS) ? 0 : m->meta.prio;
-	return dlcp_xmit_skb(sk, skb, m->dst, m->saddr, m->daddr, cls,
+	return dlcp_xmit_skb(sk, skb, m->dst, &m->saddr, &m->daddr, cls,
 			     droppable, m->udp, seg);
 }
 
@@ -525,13 +554,14 @@ static void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m,
 
 static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
 					  const struct dlcp_hdr *h,
-					  __be32 saddr)
+					  const struct in6_addr *saddr)
 {
 	u32 id = ntohl(h->msg_id);
 	struct dlcp_out_msg *m;
 
 	list_for_each_entry(m, &dsk->out_msgs, node)
-		if (m->id == id && m->dport == h->source && m->daddr == saddr &&
+		if (m->id == id && m->dport == h->source &&
+		    ipv6_addr_equal(&m->daddr, saddr) &&
 		    m->len == ntohl(h->msg_len))
 			return m;
 	return NULL;
@@ -630,7 +660,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	u32 now = dlcp_now_us(), reorder;
 	struct dlcp_out_msg *m;
 
-	m = dlcp_out_find(dsk, &r->common, ip_hdr(skb)->saddr);
+	m = dlcp_out_find(dsk, &r->common, &dlcp_cb(skb)->saddr);
 	if (!m) {
 		dlcp_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
 		return;
@@ -683,7 +713,7 @@ void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
 	struct dlcp_out_msg *m;
 	u32 lost;
 
-	m = dlcp_out_find(dsk, &st->common, ip_hdr(skb)->saddr);
+	m = dlcp_out_find(dsk, &st->common, &dlcp_cb(skb)->saddr);
 	if (!m) {
 		dlcp_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
 		return;
@@ -859,19 +889,20 @@ static int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m,
 }
 
 /* The path MTU to @daddr dropped to @mtu: re-route, re-cut what is too big. */
-void dlcp_out_pmtu(struct sock *sk, __be32 daddr, u32 mtu)
+void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
 {
+	u32 min_mtu = dlcp_addr_is_v4(daddr) ? 576 : IPV6_MIN_MTU;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct dlcp_out_msg *m;
 
 	list_for_each_entry(m, &dsk->out_msgs, node) {
 		u32 max;
 
-		if (m->daddr != daddr)
+		if (!ipv6_addr_equal(&m->daddr, daddr))
 			continue;
 		dst_release(m->dst);	/* the next send picks the new MTU */
 		m->dst = NULL;
-		max = max_t(u32, mtu, 576) - sizeof(struct iphdr) -
+		max = max(mtu, min_mtu) - dlcp_ip_hdr_len(daddr) -
 		      DLCP_DATA_HDR_LEN - (m->udp ? sizeof(struct udphdr) : 0);
 		max = rounddown(max, dlcp_wire_dtype_size(m->meta.dtype));
 		if (max < m->seg_size && !dlcp_out_resegment(sk, m, max))

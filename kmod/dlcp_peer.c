@@ -20,9 +20,9 @@
 #include "dlcp_impl.h"
 
 static struct hlist_head *dlcp_peer_bucket(struct dlcp_sock *dsk,
-					   __be32 daddr)
+					   const struct in6_addr *daddr)
 {
-	return &dsk->peers[hash_32((__force u32)daddr, DLCP_PEER_HASH_BITS)];
+	return &dsk->peers[hash_32(ipv6_addr_hash(daddr), DLCP_PEER_HASH_BITS)];
 }
 
 /* A peer for dlcp_peer_get(), allocated before the socket lock is taken. */
@@ -59,7 +59,8 @@ static bool dlcp_peer_reclaim(struct dlcp_sock *dsk)
  * if the socket has DLCP_MAX_PEERS destinations with messages in flight.
  * Called with dsk->lock held.
  */
-struct dlcp_peer *dlcp_peer_get(struct sock *sk, __be32 daddr,
+struct dlcp_peer *dlcp_peer_get(struct sock *sk,
+				const struct in6_addr *daddr,
 				struct dlcp_peer **spare)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
@@ -67,13 +68,13 @@ struct dlcp_peer *dlcp_peer_get(struct sock *sk, __be32 daddr,
 	struct dlcp_peer *p;
 
 	hlist_for_each_entry(p, head, node)
-		if (p->daddr == daddr)
+		if (ipv6_addr_equal(&p->daddr, daddr))
 			goto found;
 	if (dsk->nr_peers >= DLCP_MAX_PEERS && !dlcp_peer_reclaim(dsk))
 		return NULL;
 	p = *spare;
 	*spare = NULL;
-	p->daddr = daddr;
+	p->daddr = *daddr;
 	dlcp_cc_init(sk, p);
 	hlist_add_head_rcu(&p->node, head);
 	dsk->nr_peers++;

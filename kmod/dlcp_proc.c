@@ -113,6 +113,20 @@ static int dlcp_snmp_show(struct seq_file *seq, void *v)
 	return 0;
 }
 
+/*
+ * An address as /proc/net/udp (IPv4: 8 hex digits) or /proc/net/udp6
+ * (IPv6: 32) print it.
+ */
+static void dlcp_seq_addr(struct seq_file *seq, const struct in6_addr *a)
+{
+	const __be32 *w = a->s6_addr32;
+
+	if (dlcp_addr_is_v4(a) || ipv6_addr_any(a))
+		seq_printf(seq, "%08X", w[3]);
+	else
+		seq_printf(seq, "%08X%08X%08X%08X", w[0], w[1], w[2], w[3]);
+}
+
 struct dlcp_sockets_iter {
 	struct seq_file	*seq;
 	u32		sl;
@@ -124,6 +138,7 @@ static void dlcp_sockets_one(struct sock *sk, void *arg)
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct inet_sock *inet = inet_sk(sk);
 	u32 i, cwnd = 0, srtt = 0;
+	struct in6_addr laddr, raddr;
 	struct dlcp_peer *p;
 
 	rcu_read_lock();
@@ -134,10 +149,20 @@ static void dlcp_sockets_one(struct sock *sk, void *arg)
 		}
 	rcu_read_unlock();
 
+	if (sk->sk_family == AF_INET6) {
+		laddr = sk->sk_v6_rcv_saddr;
+		raddr = sk->sk_v6_daddr;
+	} else {
+		ipv6_addr_set_v4mapped(inet->inet_rcv_saddr, &laddr);
+		ipv6_addr_set_v4mapped(inet->inet_daddr, &raddr);
+	}
+	seq_printf(it->seq, "%4u: ", it->sl++);
+	dlcp_seq_addr(it->seq, &laddr);
+	seq_printf(it->seq, ":%04X ", inet->inet_num);
+	dlcp_seq_addr(it->seq, &raddr);
 	seq_printf(it->seq,
-		   "%4u: %08X:%04X %08X:%04X %02X %08llX:%08X %5u %5u %5u %8u %5u %lu\n",
-		   it->sl++, inet->inet_rcv_saddr, inet->inet_num,
-		   inet->inet_daddr, ntohs(inet->inet_dport), sk->sk_state,
+		   ":%04X %02X %08llX:%08X %5u %5u %5u %8u %5u %lu\n",
+		   ntohs(inet->inet_dport), sk->sk_state,
 		   (unsigned long long)READ_ONCE(dsk->snd_mem),
 		   atomic_read(&sk->sk_rmem_alloc),
 		   READ_ONCE(dsk->nr_out_msgs), READ_ONCE(dsk->nr_in_msgs),
@@ -164,15 +189,17 @@ static void dlcp_peers_one(struct sock *sk, void *arg)
 
 	rcu_read_lock();
 	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
-		hlist_for_each_entry_rcu(p, &dsk->peers[i], node)
+		hlist_for_each_entry_rcu(p, &dsk->peers[i], node) {
+			seq_printf(it->seq, "%4u: %08X:%04X ", it->sl++,
+				   dsk->inet.inet_rcv_saddr, dsk->inet.inet_num);
+			dlcp_seq_addr(it->seq, &p->daddr);
 			seq_printf(it->seq,
-				   "%4u: %08X:%04X %08X %5u %8u %5u %8u %9u %5u %9u %lu\n",
-				   it->sl++, dsk->inet.inet_rcv_saddr,
-				   dsk->inet.inet_num, p->daddr,
+				   " %5u %8u %5u %8u %9u %5u %9u %lu\n",
 				   READ_ONCE(p->nr_msgs), READ_ONCE(p->inflight),
 				   READ_ONCE(p->cwnd), READ_ONCE(p->srtt_us),
 				   READ_ONCE(p->rttvar_us), READ_ONCE(p->cc.alpha),
 				   READ_ONCE(p->rto_shift), sock_i_ino(sk));
+		}
 	rcu_read_unlock();
 }
 

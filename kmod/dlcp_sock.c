@@ -15,8 +15,11 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
+#include <net/addrconf.h>
 #include <net/inet_common.h>
 #include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/transp_v6.h>
 #include <net/route.h>
 #include <net/sock.h>
 #include "dlcp_impl.h"
@@ -97,10 +100,31 @@ static int dlcp_hash(struct sock *sk)
 }
 
 /*
- * Find the socket bound to @dport and @daddr (or the wildcard address).
- * Called under RCU; returns a referenced socket or NULL.
+ * May a packet to @daddr reach @sk? An AF_INET socket takes IPv4 only; an
+ * AF_INET6 one takes IPv6, and IPv4 (v4-mapped) unless IPV6_V6ONLY. Both
+ * take any address when bound to the wildcard.
  */
-struct sock *dlcp_lookup(struct net *net, __be32 daddr, __be16 dport)
+static bool dlcp_addr_match(const struct sock *sk, const struct in6_addr *daddr)
+{
+	if (sk->sk_family == AF_INET) {
+		__be32 bound = inet_sk(sk)->inet_rcv_saddr;
+
+		return dlcp_addr_is_v4(daddr) &&
+		       (!bound || bound == daddr->s6_addr32[3]);
+	}
+	if (dlcp_addr_is_v4(daddr) && sk->sk_ipv6only)
+		return false;
+	return ipv6_addr_any(&sk->sk_v6_rcv_saddr) ||
+	       ipv6_addr_equal(&sk->sk_v6_rcv_saddr, daddr);
+}
+
+/*
+ * Find the socket bound to @dport and @daddr (or the wildcard address).
+ * The port space is shared by both families. Called under RCU; returns a
+ * referenced socket or NULL.
+ */
+struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
+			 __be16 dport)
 {
 	u16 port = ntohs(dport);
 	struct dlcp_sock *dsk;
@@ -110,8 +134,7 @@ struct sock *dlcp_lookup(struct net *net, __be32 daddr, __be16 dport)
 
 		if (!net_eq(sock_net(sk), net) || dsk->inet.inet_num != port)
 			continue;
-		if (dsk->inet.inet_rcv_saddr &&
-		    dsk->inet.inet_rcv_saddr != daddr)
+		if (!dlcp_addr_match(sk, daddr))
 			continue;
 		return refcount_inc_not_zero(&sk->sk_refcnt) ? sk : NULL;
 	}
@@ -148,41 +171,93 @@ static u64 dlcp_sndbuf_limit(const struct sock *sk)
 		     READ_ONCE(dlcp_pernet(sock_net(sk))->wmem));
 }
 
-/* Validate a destination address from user space. */
-static int dlcp_check_sin(const struct sockaddr *uaddr, int len)
+/*
+ * A socket address from user space, in the family of @sk, as an
+ * in6_addr (v4-mapped for IPv4) and a port (not checked here).
+ */
+static int dlcp_sockaddr(struct sock *sk, const struct sockaddr *uaddr,
+			 int len, struct in6_addr *addr, __be16 *port)
 {
 	const struct sockaddr_in *sin = (const struct sockaddr_in *)uaddr;
 
 	if (len < (int)sizeof(sa_family_t))
 		return -EINVAL;
+	if (sk->sk_family == AF_INET6)
+		return dlcp6_sockaddr(sk, uaddr, len, addr, port);
 	if (uaddr->sa_family != AF_INET)
 		return -EAFNOSUPPORT;
 	if (len < (int)sizeof(*sin))
 		return -EINVAL;
-	if (!sin->sin_port)
-		return -EINVAL;
+	ipv6_addr_set_v4mapped(sin->sin_addr.s_addr, addr);
+	*port = sin->sin_port;
 	return 0;
+}
+
+/* Validate a destination address from user space. */
+static int dlcp_dest(struct sock *sk, const struct sockaddr *uaddr, int len,
+		     struct in6_addr *addr, __be16 *port)
+{
+	int err = dlcp_sockaddr(sk, uaddr, len, addr, port);
+
+	if (!err && !*port)
+		err = -EINVAL;
+	return err;
+}
+
+/* The connected peer's address. */
+static void dlcp_sk_daddr(const struct sock *sk, struct in6_addr *addr)
+{
+	if (sk->sk_family == AF_INET6)
+		*addr = sk->sk_v6_daddr;
+	else
+		ipv6_addr_set_v4mapped(inet_sk(sk)->inet_daddr, addr);
+}
+
+/* Is @addr one of ours (or may it be, with IP_FREEBIND)? */
+static bool dlcp_local_addr(struct sock *sk, const struct in6_addr *addr)
+{
+	struct net *net = sock_net(sk);
+
+	if (inet_sk(sk)->freebind || ipv6_addr_any(addr))
+		return true;
+	if (dlcp_addr_is_v4(addr))
+		return !addr->s6_addr32[3] ||
+		       inet_addr_type(net, addr->s6_addr32[3]) == RTN_LOCAL;
+	return ipv6_chk_addr(net, addr, NULL, 0);
+}
+
+/* Set the bound address of @sk (the wildcard to undo). */
+static void dlcp_set_rcv_saddr(struct sock *sk, const struct in6_addr *addr)
+{
+	__be32 v4 = dlcp_addr_is_v4(addr) ? addr->s6_addr32[3] : 0;
+
+	inet_sk(sk)->inet_rcv_saddr = v4;
+	inet_sk(sk)->inet_saddr = v4;
+	if (sk->sk_family == AF_INET6) {
+		sk->sk_v6_rcv_saddr = *addr;
+		inet6_sk(sk)->saddr = dlcp_addr_is_v4(addr) ? in6addr_any : *addr;
+	}
 }
 
 static int dlcp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 {
-	struct sockaddr_in *sin = (struct sockaddr_in *)uaddr;
 	struct sock *sk = sock->sk;
 	struct net *net = sock_net(sk);
+	struct in6_addr addr;
+	__be16 port;
 	u16 snum;
 	int err;
 
-	if (len < (int)sizeof(sa_family_t))
+	err = dlcp_sockaddr(sk, uaddr, len, &addr, &port);
+	if (err)
+		return err;
+	if (sk->sk_family == AF_INET6 &&
+	    (ipv6_addr_is_multicast(&addr) ||
+	     (dlcp_addr_is_v4(&addr) && sk->sk_ipv6only)))
 		return -EINVAL;
-	if (uaddr->sa_family != AF_INET)
-		return -EAFNOSUPPORT;
-	if (len < (int)sizeof(*sin))
-		return -EINVAL;
-	if (sin->sin_addr.s_addr != htonl(INADDR_ANY) &&
-	    inet_addr_type(net, sin->sin_addr.s_addr) != RTN_LOCAL &&
-	    !inet_sk(sk)->freebind)
+	if (!dlcp_local_addr(sk, &addr))
 		return -EADDRNOTAVAIL;
-	snum = ntohs(sin->sin_port);
+	snum = ntohs(port);
 	if (snum && inet_port_requires_bind_service(net, snum) &&
 	    !ns_capable(net->user_ns, CAP_NET_BIND_SERVICE))
 		return -EACCES;
@@ -191,13 +266,10 @@ static int dlcp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 	err = -EINVAL;
 	if (inet_sk(sk)->inet_num)
 		goto out;
-	inet_sk(sk)->inet_rcv_saddr = sin->sin_addr.s_addr;
-	inet_sk(sk)->inet_saddr = sin->sin_addr.s_addr;
+	dlcp_set_rcv_saddr(sk, &addr);
 	err = dlcp_get_port(sk, snum);
-	if (err) {
-		inet_sk(sk)->inet_rcv_saddr = 0;
-		inet_sk(sk)->inet_saddr = 0;
-	}
+	if (err)
+		dlcp_set_rcv_saddr(sk, &in6addr_any);
 out:
 	release_sock(sk);
 	return err;
@@ -214,44 +286,42 @@ static int dlcp_autobind(struct sock *sk)
 	return err;
 }
 
+/* Set the connected peer of @sk (the wildcard to disconnect). */
+static void dlcp_set_daddr(struct sock *sk, const struct in6_addr *addr,
+			   __be16 port)
+{
+	inet_sk(sk)->inet_daddr = dlcp_addr_is_v4(addr) ? addr->s6_addr32[3] : 0;
+	inet_sk(sk)->inet_dport = port;
+	if (sk->sk_family == AF_INET6)
+		sk->sk_v6_daddr = *addr;
+}
+
 static int dlcp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 			int flags)
 {
-	struct sockaddr_in *sin = (struct sockaddr_in *)uaddr;
 	struct sock *sk = sock->sk;
-	struct inet_sock *inet = inet_sk(sk);
-	struct flowi4 fl4;
-	struct rtable *rt;
+	struct dlcp_out_msg m = { };
 	int err;
 
 	if (len >= (int)sizeof(sa_family_t) && uaddr->sa_family == AF_UNSPEC) {
 		lock_sock(sk);
-		inet->inet_daddr = 0;
-		inet->inet_dport = 0;
+		dlcp_set_daddr(sk, &in6addr_any, 0);
 		sk->sk_state = TCP_CLOSE;
 		release_sock(sk);
 		return 0;
 	}
-	err = dlcp_check_sin(uaddr, len);
+	err = dlcp_dest(sk, uaddr, len, &m.daddr, &m.dport);
 	if (err)
 		return err;
-	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, sin->sin_addr.s_addr,
-				   inet->inet_saddr, sin->sin_port,
-				   inet->inet_sport, dlcp_ipproto,
-				   RT_CONN_FLAGS(sk), sk->sk_bound_dev_if);
-	if (IS_ERR(rt))
-		return PTR_ERR(rt);
-	if (rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)) {
-		ip_rt_put(rt);
-		return -EACCES;
-	}
-	ip_rt_put(rt);
+	err = dlcp_out_route(sk, &m);	/* reachable, not broadcast */
+	if (err)
+		return err;
+	dst_release(m.dst);
 	err = dlcp_autobind(sk);
 	if (err)
 		return err;
 	lock_sock(sk);
-	inet->inet_daddr = sin->sin_addr.s_addr;
-	inet->inet_dport = sin->sin_port;
+	dlcp_set_daddr(sk, &m.daddr, m.dport);
 	sk->sk_state = TCP_ESTABLISHED;
 	release_sock(sk);
 	return 0;
@@ -491,7 +561,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct dlcp_send_args args = { .droppable_ppm = -1 };
 	struct dlcp_peer *spare;
 	struct dlcp_out_msg *m;
-	__be32 daddr;
+	struct in6_addr daddr;
 	__be16 dport;
 	int err;
 
@@ -499,17 +569,14 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 			       MSG_CMSG_COMPAT))
 		return -EOPNOTSUPP;
 	if (msg->msg_name) {
-		DECLARE_SOCKADDR(struct sockaddr_in *, sin, msg->msg_name);
-
-		err = dlcp_check_sin(msg->msg_name, msg->msg_namelen);
+		err = dlcp_dest(sk, msg->msg_name, msg->msg_namelen, &daddr,
+				&dport);
 		if (err)
 			return err;
-		daddr = sin->sin_addr.s_addr;
-		dport = sin->sin_port;
 	} else {
 		if (sk->sk_state != TCP_ESTABLISHED)
 			return -EDESTADDRREQ;
-		daddr = inet->inet_daddr;
+		dlcp_sk_daddr(sk, &daddr);
 		dport = inet->inet_dport;
 	}
 	if (!len)
@@ -584,7 +651,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	spin_lock_bh(&dsk->lock);
 	err = dsk->dead ? -EPIPE : 0;
 	if (!err) {
-		m->peer = dlcp_peer_get(sk, daddr, &spare);
+		m->peer = dlcp_peer_get(sk, &daddr, &spare);
 		if (!m->peer)
 			err = -ENOBUFS;	/* DLCP_MAX_PEERS hosts in flight */
 	}
@@ -599,7 +666,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		m->deadline = jiffies + msecs_to_jiffies(args.deadline_ms);
 	dlcp_out_enqueue(dsk, m);
 	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS);
-	trace_dlcp_msg_send(inet->inet_num, m->daddr, ntohs(m->dport), m->id,
+	trace_dlcp_msg_send(inet->inet_num, &m->daddr, ntohs(m->dport), m->id,
 			    m->len, m->meta.prio, m->meta.budget_ppm, m->nsegs);
 	dlcp_out_push(sk);
 	dlcp_guard_arm(sk);
@@ -620,7 +687,6 @@ free_msg:
 static int dlcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 			int flags, int *addr_len)
 {
-	DECLARE_SOCKADDR(struct sockaddr_in *, sin, msg->msg_name);
 	struct dlcp_delivery *d;
 	struct sk_buff *skb;
 	u32 copied;
@@ -647,10 +713,14 @@ static int dlcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 	if (err)
 		goto out;
 
-	if (sin) {
+	if (msg->msg_name && sk->sk_family == AF_INET6) {
+		dlcp6_fill_name(msg, &d->msg->saddr, d->msg->sport, addr_len);
+	} else if (msg->msg_name) {
+		DECLARE_SOCKADDR(struct sockaddr_in *, sin, msg->msg_name);
+
 		sin->sin_family = AF_INET;
 		sin->sin_port = d->msg->sport;
-		sin->sin_addr.s_addr = d->msg->saddr;
+		sin->sin_addr.s_addr = d->msg->saddr.s6_addr32[3];
 		memset(sin->sin_zero, 0, sizeof(sin->sin_zero));
 		*addr_len = sizeof(*sin);
 	}
@@ -708,6 +778,8 @@ static int dlcp_setsockopt(struct sock *sk, int level, int optname,
 
 	if (level == SOL_IP)
 		return ip_setsockopt(sk, level, optname, optval, optlen);
+	if (level == SOL_IPV6 && sk->sk_family == AF_INET6)
+		return ipv6_setsockopt(sk, level, optname, optval, optlen);
 	if (level != SOL_DLCP)
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))
@@ -754,18 +826,18 @@ static int dlcp_setsockopt(struct sock *sk, int level, int optname,
 /* Segment payload to the connected peer, or over a 1500-byte MTU. */
 static int dlcp_segment_size(struct sock *sk)
 {
-	struct inet_sock *inet = inet_sk(sk);
 	struct dlcp_out_msg m = {
-		.daddr = inet->inet_daddr,
-		.dport = inet->inet_dport,
+		.dport = inet_sk(sk)->inet_dport,
 		.udp = dlcp_sock_encap(sk) == DLCP_ENCAP_UDP,
 	};
 
+	dlcp_sk_daddr(sk, &m.daddr);
 	if (sk->sk_state == TCP_ESTABLISHED && !dlcp_out_route(sk, &m)) {
 		dst_release(m.dst);
 		return m.seg_size;
 	}
-	return 1500 - sizeof(struct iphdr) - DLCP_DATA_HDR_LEN -
+	return 1500 - (sk->sk_family == AF_INET6 ? sizeof(struct ipv6hdr) :
+		       sizeof(struct iphdr)) - DLCP_DATA_HDR_LEN -
 	       (m.udp ? sizeof(struct udphdr) : 0);
 }
 
@@ -777,6 +849,8 @@ static int dlcp_getsockopt(struct sock *sk, int level, int optname,
 
 	if (level == SOL_IP)
 		return ip_getsockopt(sk, level, optname, optval, optlen);
+	if (level == SOL_IPV6 && sk->sk_family == AF_INET6)
+		return ipv6_getsockopt(sk, level, optname, optval, optlen);
 	if (level != SOL_DLCP)
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
@@ -893,6 +967,50 @@ struct proto dlcp_prot = {
 	.unhash		= dlcp_unhash,
 	.get_port	= dlcp_get_port,
 	.obj_size	= sizeof(struct dlcp_sock),
+};
+
+static void dlcp6_destroy_sock(struct sock *sk)
+{
+	dlcp_destroy_sock(sk);
+	inet6_destroy_sock(sk);
+}
+
+/* AF_INET6: the same calls; inet6_sk() finds struct dlcp6_sock's pinfo */
+struct proto dlcpv6_prot = {
+	.name		= "DLCPv6",
+	.owner		= THIS_MODULE,
+	.close		= dlcp_close,
+	.init		= dlcp_init_sock,
+	.destroy	= dlcp6_destroy_sock,
+	.setsockopt	= dlcp_setsockopt,
+	.getsockopt	= dlcp_getsockopt,
+	.recvmsg	= dlcp_recvmsg,
+	.hash		= dlcp_hash,
+	.unhash		= dlcp_unhash,
+	.get_port	= dlcp_get_port,
+	.obj_size	= sizeof(struct dlcp6_sock),
+};
+
+const struct proto_ops dlcp_inet6_ops = {
+	.family		= PF_INET6,
+	.owner		= THIS_MODULE,
+	.release	= inet6_release,
+	.bind		= dlcp_bind,
+	.connect	= dlcp_connect,
+	.socketpair	= sock_no_socketpair,
+	.accept		= sock_no_accept,
+	.getname	= inet6_getname,
+	.poll		= dlcp_poll,
+	.ioctl		= inet6_ioctl,
+	.gettstamp	= sock_gettstamp,
+	.listen		= sock_no_listen,
+	.shutdown	= inet_shutdown,
+	.setsockopt	= sock_common_setsockopt,
+	.getsockopt	= sock_common_getsockopt,
+	.sendmsg	= dlcp_sendmsg,
+	.recvmsg	= sock_common_recvmsg,
+	.mmap		= sock_no_mmap,
+	.sendpage	= sock_no_sendpage,
 };
 
 const struct proto_ops dlcp_inet_ops = {

@@ -14,12 +14,12 @@
 #include <linux/tracepoint.h>
 
 TRACE_EVENT(dlcp_msg_send,
-	TP_PROTO(u16 sport, __be32 daddr, u16 dport, u32 id, u32 len, u8 prio,
+	TP_PROTO(u16 sport, const struct in6_addr *daddr, u16 dport, u32 id, u32 len, u8 prio,
 		 u32 budget_ppm, u32 nsegs),
 	TP_ARGS(sport, daddr, dport, id, len, prio, budget_ppm, nsegs),
 	TP_STRUCT__entry(
 		__field(u16, sport)
-		__field(u32, daddr)
+		__array(u8, daddr, 16)
 		__field(u16, dport)
 		__field(u32, id)
 		__field(u32, len)
@@ -29,7 +29,7 @@ TRACE_EVENT(dlcp_msg_send,
 	),
 	TP_fast_assign(
 		__entry->sport = sport;
-		__entry->daddr = (__force u32)daddr;
+		memcpy(__entry->daddr, daddr, 16);
 		__entry->dport = dport;
 		__entry->id = id;
 		__entry->len = len;
@@ -37,19 +37,19 @@ TRACE_EVENT(dlcp_msg_send,
 		__entry->budget_ppm = budget_ppm;
 		__entry->nsegs = nsegs;
 	),
-	TP_printk("sport=%u daddr=%pI4 dport=%u id=%u len=%u class=%u budget_ppm=%u segs=%u",
-		  __entry->sport, &__entry->daddr, __entry->dport, __entry->id,
+	TP_printk("sport=%u daddr=%pI6c dport=%u id=%u len=%u class=%u budget_ppm=%u segs=%u",
+		  __entry->sport, __entry->daddr, __entry->dport, __entry->id,
 		  __entry->len, __entry->prio, __entry->budget_ppm,
 		  __entry->nsegs)
 );
 
 /* The receiver delivered a message (status: 0 exact, 1 lossy). */
 TRACE_EVENT(dlcp_msg_complete,
-	TP_PROTO(u16 port, __be32 saddr, u16 sport, u32 id, u32 len, u32 lost),
+	TP_PROTO(u16 port, const struct in6_addr *saddr, u16 sport, u32 id, u32 len, u32 lost),
 	TP_ARGS(port, saddr, sport, id, len, lost),
 	TP_STRUCT__entry(
 		__field(u16, port)
-		__field(u32, saddr)
+		__array(u8, saddr, 16)
 		__field(u16, sport)
 		__field(u32, id)
 		__field(u32, len)
@@ -57,14 +57,14 @@ TRACE_EVENT(dlcp_msg_complete,
 	),
 	TP_fast_assign(
 		__entry->port = port;
-		__entry->saddr = (__force u32)saddr;
+		memcpy(__entry->saddr, saddr, 16);
 		__entry->sport = sport;
 		__entry->id = id;
 		__entry->len = len;
 		__entry->lost = lost;
 	),
-	TP_printk("port=%u saddr=%pI4 sport=%u id=%u len=%u lost=%u",
-		  __entry->port, &__entry->saddr, __entry->sport, __entry->id,
+	TP_printk("port=%u saddr=%pI6c sport=%u id=%u len=%u lost=%u",
+		  __entry->port, __entry->saddr, __entry->sport, __entry->id,
 		  __entry->len, __entry->lost)
 );
 
@@ -95,14 +95,14 @@ TRACE_EVENT(dlcp_msg_done,
 );
 
 DECLARE_EVENT_CLASS(dlcp_pkt,
-	TP_PROTO(const struct dlcp_hdr *h, __be32 saddr, __be32 daddr, u8 tos),
+	TP_PROTO(const struct dlcp_hdr *h, const struct in6_addr *saddr, const struct in6_addr *daddr, u8 tos),
 	TP_ARGS(h, saddr, daddr, tos),
 	TP_STRUCT__entry(
 		__field(u8, type)
 		__field(u8, flags)
 		__field(u8, tos)
-		__field(u32, saddr)
-		__field(u32, daddr)
+		__array(u8, saddr, 16)
+		__array(u8, daddr, 16)
 		__field(u16, sport)
 		__field(u16, dport)
 		__field(u32, id)
@@ -112,15 +112,15 @@ DECLARE_EVENT_CLASS(dlcp_pkt,
 		__entry->type = dlcp_wire_type(h);
 		__entry->flags = h->flags;
 		__entry->tos = tos;
-		__entry->saddr = (__force u32)saddr;
-		__entry->daddr = (__force u32)daddr;
+		memcpy(__entry->saddr, saddr, 16);
+		memcpy(__entry->daddr, daddr, 16);
 		__entry->sport = ntohs(h->source);
 		__entry->dport = ntohs(h->dest);
 		__entry->id = ntohl(h->msg_id);
 		__entry->len = ntohs(h->len);
 	),
-	TP_printk("%pI4:%u > %pI4:%u type=%s flags=%#x tos=%#x id=%u len=%u",
-		  &__entry->saddr, __entry->sport, &__entry->daddr,
+	TP_printk("%pI6c:%u > %pI6c:%u type=%s flags=%#x tos=%#x id=%u len=%u",
+		  __entry->saddr, __entry->sport, __entry->daddr,
 		  __entry->dport,
 		  __print_symbolic(__entry->type,
 				   { DLCP_T_DATA, "DATA" },
@@ -132,12 +132,12 @@ DECLARE_EVENT_CLASS(dlcp_pkt,
 );
 
 DEFINE_EVENT(dlcp_pkt, dlcp_pkt_send,
-	TP_PROTO(const struct dlcp_hdr *h, __be32 saddr, __be32 daddr, u8 tos),
+	TP_PROTO(const struct dlcp_hdr *h, const struct in6_addr *saddr, const struct in6_addr *daddr, u8 tos),
 	TP_ARGS(h, saddr, daddr, tos)
 );
 
 DEFINE_EVENT(dlcp_pkt, dlcp_pkt_recv,
-	TP_PROTO(const struct dlcp_hdr *h, __be32 saddr, __be32 daddr, u8 tos),
+	TP_PROTO(const struct dlcp_hdr *h, const struct in6_addr *saddr, const struct in6_addr *daddr, u8 tos),
 	TP_ARGS(h, saddr, daddr, tos)
 );
 
@@ -197,12 +197,12 @@ TRACE_EVENT(dlcp_stop,
 );
 
 TRACE_EVENT(dlcp_cwnd,
-	TP_PROTO(u16 sport, __be32 daddr, u32 old, u32 cwnd, const char *why,
+	TP_PROTO(u16 sport, const struct in6_addr *daddr, u32 old, u32 cwnd, const char *why,
 		 u32 srtt_us, u32 alpha),
 	TP_ARGS(sport, daddr, old, cwnd, why, srtt_us, alpha),
 	TP_STRUCT__entry(
 		__field(u16, sport)
-		__field(u32, daddr)
+		__array(u8, daddr, 16)
 		__field(u32, old)
 		__field(u32, cwnd)
 		__string(why, why)
@@ -211,15 +211,15 @@ TRACE_EVENT(dlcp_cwnd,
 	),
 	TP_fast_assign(
 		__entry->sport = sport;
-		__entry->daddr = (__force u32)daddr;
+		memcpy(__entry->daddr, daddr, 16);
 		__entry->old = old;
 		__entry->cwnd = cwnd;
 		__assign_str(why, why);
 		__entry->srtt_us = srtt_us;
 		__entry->alpha = alpha;
 	),
-	TP_printk("sport=%u daddr=%pI4 cwnd=%u->%u why=%s srtt_us=%u alpha=%u/1024",
-		  __entry->sport, &__entry->daddr, __entry->old, __entry->cwnd, __get_str(why),
+	TP_printk("sport=%u daddr=%pI6c cwnd=%u->%u why=%s srtt_us=%u alpha=%u/1024",
+		  __entry->sport, __entry->daddr, __entry->old, __entry->cwnd, __get_str(why),
 		  __entry->srtt_us, __entry->alpha)
 );
 

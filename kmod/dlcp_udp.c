@@ -11,11 +11,13 @@
  * one message over every path and queue; udp_entropy 0 keeps one port per
  * message for fabrics that want flows. The DLCP header and checksum are
  * the same as in native mode (the checksum's pseudo-header still names the
- * DLCP protocol); the UDP checksum is zero, as IPv4 allows.
+ * DLCP protocol); the UDP checksum is zero over IPv4, as IPv4 allows, and
+ * computed over IPv6, which requires it.
  *
- * Each network namespace that uses UDP mode owns one kernel UDP socket on
- * udp_port, set up with the kernel's UDP tunnel API, whose encap_rcv hands
- * the payload to the DLCP receive path. It is created when net.dlcp.encap
+ * Each network namespace that uses UDP mode owns kernel UDP sockets on
+ * udp_port (IPv4, and IPv6-only when IPv6 is available), set up with the
+ * kernel's UDP tunnel API, whose encap_rcv hands the payload to the DLCP
+ * receive path. They are created when net.dlcp.encap
  * is set to 1 or a socket selects DLCP_ENCAP_UDP (an error there, e.g.
  * EADDRINUSE when the port is taken, is returned to that write), and
  * released with the namespace. A message uses the mode of its socket
@@ -23,6 +25,7 @@
  */
 #include <linux/jhash.h>
 #include <linux/udp.h>
+#include <net/ip6_checksum.h>
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
 #include "dlcp_impl.h"
@@ -54,7 +57,13 @@ int dlcp_udp_enable(struct net *net)
 		.family		= AF_INET,
 		.local_ip.s_addr = htonl(INADDR_ANY),
 	};
-	struct socket *sock, *old = NULL;
+	struct udp_port_cfg cfg6 = {
+		.family		= AF_INET6,
+		.local_ip6	= IN6ADDR_ANY_INIT,
+		.ipv6_v6only	= 1,
+		.use_udp6_rx_checksums = 1,
+	};
+	struct socket *sock, *sock6 = NULL, *old = NULL, *old6 = NULL;
 	int port, err = 0;
 
 	mutex_lock(&dn->udp_lock);
@@ -65,14 +74,29 @@ int dlcp_udp_enable(struct net *net)
 	err = udp_sock_create4(net, &cfg, &sock);
 	if (err)
 		goto out;
+	cfg6.local_udp_port = htons(port);
+	err = udp_sock_create6(net, &cfg6, &sock6);
+	if (err == -EAFNOSUPPORT) {	/* IPv6 disabled: IPv4 only */
+		sock6 = NULL;
+	} else if (err) {
+		udp_tunnel_sock_release(sock);
+		goto out;
+	}
+	err = 0;
 	setup_udp_tunnel_sock(net, sock, &tcfg);
+	if (sock6)
+		setup_udp_tunnel_sock(net, sock6, &tcfg);
 	old = dn->udp_sock;
+	old6 = dn->udp6_sock;
 	WRITE_ONCE(dn->udp_sock, sock);
+	WRITE_ONCE(dn->udp6_sock, sock6);
 	dn->udp_sock_port = port;
 out:
 	mutex_unlock(&dn->udp_lock);
 	if (old)
 		udp_tunnel_sock_release(old);
+	if (old6)
+		udp_tunnel_sock_release(old6);
 	return err;
 }
 
@@ -82,19 +106,33 @@ void dlcp_udp_disable(struct net *net)
 
 	if (dn->udp_sock)
 		udp_tunnel_sock_release(dn->udp_sock);
+	if (dn->udp6_sock)
+		udp_tunnel_sock_release(dn->udp6_sock);
 	dn->udp_sock = NULL;
+	dn->udp6_sock = NULL;
+}
+
+/*
+ * The path entropy of packet @seg of message @msg_id: it changes every
+ * net.dlcp.udp_entropy packets (never with 0). It picks the UDP source
+ * port, and the IPv6 flow label.
+ */
+u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg)
+{
+	u32 n = READ_ONCE(dn->udp_entropy);
+
+	return n ? jhash_2words(msg_id, seg / n, 0) : jhash_1word(msg_id, 0);
 }
 
 /* The UDP source port of packet @seg of message @msg_id. */
 static u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
 {
 	u32 lo = READ_ONCE(dn->udp_sport_min), hi = READ_ONCE(dn->udp_sport_max);
-	u32 n = READ_ONCE(dn->udp_entropy);
-	u32 h = n ? jhash_2words(msg_id, seg / n, 0) : jhash_1word(msg_id, 0);
 
 	if (hi < lo)
 		return lo;
-	return lo + reciprocal_scale(h, hi - lo + 1);
+	return lo + reciprocal_scale(dlcp_entropy(dn, msg_id, seg),
+				     hi - lo + 1);
 }
 
 /* Put a UDP header in front of the DLCP packet at skb->data. */
@@ -108,4 +146,17 @@ void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 	uh->dest = htons(READ_ONCE(dn->udp_port));
 	uh->len = htons(skb->len);
 	uh->check = 0;
+}
+
+/* The UDP checksum, required over IPv6, of the datagram at skb->data. */
+void dlcp_udp6_csum(struct sk_buff *skb, const struct in6_addr *saddr,
+		    const struct in6_addr *daddr)
+{
+	struct udphdr *uh = (struct udphdr *)skb->data;
+
+	uh->check = csum_ipv6_magic(saddr, daddr, skb->len, IPPROTO_UDP,
+				    csum_partial(skb->data, skb->len, 0));
+	if (!uh->check)
+		uh->check = CSUM_MANGLED_0;
+	skb->ip_summed = CHECKSUM_NONE;
 }

@@ -1862,4 +1862,118 @@ TEST_F(dlcp, close_with_queued)
 	free(buf);
 }
 
+/* ------------------------------------------------------------------ */
+/* AF_INET6                                                             */
+/* ------------------------------------------------------------------ */
+
+static int dlcp6_socket(struct __test_metadata *_metadata, uint16_t port)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6,
+				  .sin6_port = htons(port) };
+	int fd = socket(AF_INET6, SOCK_DLCP, 0);
+
+	ASSERT_LE(0, fd) TH_LOG("socket(AF_INET6, SOCK_DLCP, 0): %s",
+				strerror(errno));
+	set_rcvtimeo_ms(fd, RCV_TIMEOUT_MS);
+	if (port)
+		ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, sizeof(a)))
+			TH_LOG("bind [::]:%u: %s", port, strerror(errno));
+	return fd;
+}
+
+/* A message over ::1 arrives whole, from a sockaddr_in6 sender. */
+TEST_F(dlcp, ipv6_loopback)
+{
+	struct sockaddr_in6 to = { .sin6_family = AF_INET6,
+				   .sin6_port = htons(41600),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct sockaddr_in6 from;
+	socklen_t flen = sizeof(from);
+	int rx = dlcp6_socket(_metadata, 41600), tx = dlcp6_socket(_metadata, 0);
+	size_t n = 100000, i;
+	uint8_t *buf = xmalloc(_metadata, n), *got = xmalloc(_metadata, n);
+
+	for (i = 0; i < n; i++)
+		buf[i] = (uint8_t)(i * 7);
+	ASSERT_EQ((ssize_t)n, sendto(tx, buf, n, 0, (struct sockaddr *)&to,
+				     sizeof(to))) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ((ssize_t)n, recvfrom(rx, got, n, 0, (struct sockaddr *)&from,
+				       &flen)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, memcmp(buf, got, n));
+	EXPECT_EQ(sizeof(from), flen);
+	EXPECT_EQ(AF_INET6, from.sin6_family);
+	EXPECT_TRUE(IN6_IS_ADDR_LOOPBACK(&from.sin6_addr));
+	EXPECT_NE(0, from.sin6_port);
+	close(rx);
+	close(tx);
+	free(buf);
+	free(got);
+}
+
+/*
+ * An AF_INET6 socket talks to an AF_INET one through v4-mapped addresses,
+ * both ways, unless IPV6_V6ONLY: then sending to a mapped address fails
+ * with ENETUNREACH and IPv4 packets do not reach it.
+ */
+TEST_F(dlcp, ipv6_v4mapped_and_v6only)
+{
+	struct sockaddr_in6 to6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(self->port) };
+	struct sockaddr_in6 from;
+	socklen_t flen = sizeof(from);
+	struct sockaddr_in to4 = lo_addr(41700);
+	int s6 = dlcp6_socket(_metadata, 41700), one = 1, only;
+	char b[8];
+
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &to6.sin6_addr);
+	/* v6 socket -> v4 socket */
+	ASSERT_EQ(3, sendto(s6, "abc", 3, 0, (struct sockaddr *)&to6,
+			    sizeof(to6))) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(3, recv(self->rx, b, sizeof(b), 0));
+	/* v4 socket -> v6 socket: the sender shows as v4-mapped */
+	ASSERT_EQ(3, sendto(self->tx, "def", 3, 0, (struct sockaddr *)&to4,
+			    sizeof(to4)));
+	ASSERT_EQ(3, recvfrom(s6, b, sizeof(b), 0, (struct sockaddr *)&from,
+			      &flen));
+	EXPECT_TRUE(IN6_IS_ADDR_V4MAPPED(&from.sin6_addr));
+	close(s6);
+
+	/* IPV6_V6ONLY, set before bind */
+	s6 = socket(AF_INET6, SOCK_DLCP, 0);
+	ASSERT_LE(0, s6);
+	ASSERT_EQ(0, setsockopt(s6, SOL_IPV6, IPV6_V6ONLY, &one, sizeof(one)));
+	flen = sizeof(only);
+	ASSERT_EQ(0, getsockopt(s6, SOL_IPV6, IPV6_V6ONLY, &only, &flen));
+	EXPECT_EQ(1, only);
+	EXPECT_EQ(-1, sendto(s6, "abc", 3, 0, (struct sockaddr *)&to6,
+			     sizeof(to6)));
+	EXPECT_EQ(ENETUNREACH, errno);
+	close(s6);
+}
+
+/* An AF_INET6 socket takes only sockaddr_in6; a short one is EINVAL. */
+TEST_F(dlcp, ipv6_bad_addresses)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+				   .sin6_port = htons(41800) };
+	struct sockaddr_in a = lo_addr(41800);
+	int s6 = socket(AF_INET6, SOCK_DLCP, 0);
+
+	ASSERT_LE(0, s6);
+	EXPECT_EQ(-1, bind(s6, (struct sockaddr *)&a, sizeof(a)));
+	EXPECT_EQ(EAFNOSUPPORT, errno);
+	EXPECT_EQ(-1, bind(s6, (struct sockaddr *)&a6, 8));
+	EXPECT_EQ(EINVAL, errno);
+	/* not an address of this host */
+	inet_pton(AF_INET6, "2001:db8::1", &a6.sin6_addr);
+	EXPECT_EQ(-1, bind(s6, (struct sockaddr *)&a6, sizeof(a6)));
+	EXPECT_EQ(EADDRNOTAVAIL, errno);
+	/* multicast destinations are refused */
+	inet_pton(AF_INET6, "ff02::1", &a6.sin6_addr);
+	EXPECT_EQ(-1, sendto(s6, "x", 1, 0, (struct sockaddr *)&a6,
+			     sizeof(a6)));
+	EXPECT_EQ(EACCES, errno);
+	close(s6);
+}
+
 TEST_HARNESS_MAIN

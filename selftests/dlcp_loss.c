@@ -64,16 +64,46 @@ static int fail(const char *what)
 	return 1;
 }
 
+/* DLCP_FAMILY=6 in the environment: AF_INET6 sockets and addresses. */
+static int family(void)
+{
+	const char *f = getenv("DLCP_FAMILY");
+
+	return f && !strcmp(f, "6") ? AF_INET6 : AF_INET;
+}
+
+/* @ss := @host (NULL: the wildcard) and @port in family(); its length. */
+static socklen_t make_sa(struct sockaddr_storage *ss, const char *host,
+			 int port)
+{
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (family() == AF_INET6) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		if (host && inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1)
+			return 0;
+		return sizeof(*sin6);
+	}
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	if (host && inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+		return 0;
+	return sizeof(*sin);
+}
+
 static int sock_bound(int port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(port) };
+	struct sockaddr_storage a;
+	socklen_t alen = make_sa(&a, NULL, port);
 	struct timeval tv = { .tv_sec = o.timeout };
-	int s = socket(AF_INET, SOCK_DLCP, 0);
+	int s = socket(family(), SOCK_DLCP, 0);
 
 	if (s < 0)
 		return -1;
-	if (port && bind(s, (struct sockaddr *)&a, sizeof(a)))
+	if (port && bind(s, (struct sockaddr *)&a, alen))
 		return -1;
 	if (setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
 		return -1;
@@ -136,14 +166,14 @@ static int check_completions(int s)
 
 static int do_send(void)
 {
-	struct sockaddr_in to = { .sin_family = AF_INET,
-				  .sin_port = htons(o.port) };
+	struct sockaddr_storage to;
+	socklen_t tolen = make_sa(&to, o.to, o.port);
 	uint8_t *buf = malloc(o.size);
 	int one = 1, s = sock_bound(0), i;
 
 	if (s < 0)
 		return fail("socket");
-	if (inet_pton(AF_INET, o.to, &to.sin_addr) != 1)
+	if (!tolen)
 		return fail("address");
 	if (setsockopt(s, SOL_DLCP, DLCP_RECVCOMPLETION, &one, sizeof(one)))
 		return fail("DLCP_RECVCOMPLETION");
@@ -155,7 +185,7 @@ static int do_send(void)
 			.flags = DLCP_MSG_HAS_BUDGET, .loss_budget_ppm = o.budget,
 		};
 		struct iovec iov = { buf, o.size };
-		struct msghdr mh = { .msg_name = &to, .msg_namelen = sizeof(to),
+		struct msghdr mh = { .msg_name = &to, .msg_namelen = tolen,
 				     .msg_iov = &iov, .msg_iovlen = 1,
 				     .msg_control = cbuf };
 		struct cmsghdr *c;

@@ -14,7 +14,8 @@
 #
 # DLCP_ENCAP=udp runs every case with DLCP inside UDP (net.dlcp.encap=1 in
 # both namespaces) and adds the UDP cases: source-port entropy, a port in
-# use, malformed UDP payloads.
+# use, malformed UDP payloads. DLCP_FAMILY=6 runs them over IPv6 (AF_INET6
+# sockets, fd77:1::2 -> fd77:1::1; dlcp_loss6.sh: IPv6 inside UDP).
 
 # cleanup, setup and case_* are called by name from ktap_main:
 # shellcheck disable=SC2317
@@ -25,8 +26,18 @@ source "$(dirname "$0")/lib.sh"
 
 LOSS=$SELFTEST_DIR/dlcp_loss
 ENCAP=${DLCP_ENCAP:-native}
-S=10.77.1.2
-R=10.77.1.1
+export DLCP_FAMILY=${DLCP_FAMILY:-4}
+if [ "$DLCP_FAMILY" = 6 ]; then
+	S=fd77:1::2
+	R=fd77:1::1
+	PLEN=64
+	PY_AF=AF_INET6
+else
+	S=10.77.1.2
+	R=10.77.1.1
+	PLEN=24
+	PY_AF=AF_INET
+fi
 port=7100
 tmpdir=
 
@@ -44,8 +55,8 @@ setup()
 	modprobe -q sch_tbf 2> /dev/null
 	ns_create ns_s ns_r || return 1
 	ip -n ns_s link add eth0 type veth peer name eth0 netns ns_r || return 1
-	ip -n ns_s addr add "$S/24" dev eth0 || return 1
-	ip -n ns_r addr add "$R/24" dev eth0 || return 1
+	ip -n ns_s addr add "$S/$PLEN" dev eth0 nodad || return 1
+	ip -n ns_r addr add "$R/$PLEN" dev eth0 nodad || return 1
 	ip -n ns_s link set eth0 up && ip -n ns_r link set eth0 up || return 1
 	if [ "$ENCAP" = udp ]; then
 		ip netns exec ns_s sysctl -qw net.dlcp.encap=1 &&
@@ -279,8 +290,8 @@ case_udp_entropy()
 	sleep 1
 	transfer 2 262144 0 exact exact || return 1
 	wait
-	# 10.77.1.2.SPORT > 10.77.1.1.9253: UDP ...
-	ports=$(awk '$3 ~ /^10\.77\.1\.2\./ { n = split($3, a, "."); print a[n] }' \
+	# S.SPORT > R.9253: UDP ...
+	ports=$(awk -v s="$S." 'index($3, s) == 1 { n = split($3, a, "."); print a[n] }' \
 		"$tmpdir/cap" | sort -u | wc -l)
 	echo "$(wc -l < "$tmpdir/cap") UDP packets captured, $ports source ports;" \
 		"DlcpUdpInPkts +$(counter_delta ns_r DlcpUdpInPkts "$udp")"
@@ -295,10 +306,10 @@ case_udp_port_in_use()
 	local err
 
 	# something else holds UDP 9300: moving DLCP there must fail cleanly
-	ip netns exec ns_r timeout 20 /usr/bin/python3 -c 'import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("0.0.0.0", 9300))
-time.sleep(30)' &
+	ip netns exec ns_r timeout 20 /usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(getattr(socket, sys.argv[1]), socket.SOCK_DGRAM)
+s.bind(("", 9300))
+time.sleep(30)' "$PY_AF" &
 	for _ in $(seq 100); do
 		ip netns exec ns_r ss -Huln 'sport = :9300' | grep -q . && break
 		sleep 0.2
@@ -323,9 +334,9 @@ case_udp_malformed()
 	before=$(snmp ns_r DlcpDropShort)
 	# ten 3-byte datagrams to the DLCP port: dropped, counted as short
 	ip netns exec ns_s /usr/bin/python3 -c 'import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s = socket.socket(getattr(socket, sys.argv[2]), socket.SOCK_DGRAM)
 for _ in range(10):
-	s.sendto(b"abc", (sys.argv[1], 9253))' "$R"
+	s.sendto(b"abc", (sys.argv[1], 9253))' "$R" "$PY_AF"
 	sleep 0.5
 	after=$(snmp ns_r DlcpDropShort)
 	echo "DlcpDropShort +$((after - before))"

@@ -17,7 +17,9 @@
 # Impairments are netem qdiscs on both ends of a link (data and reports).
 #
 # Environment: DLCP_BIG (size of the big message, default 16m),
-# DLCP_XFER_TIMEOUT (seconds per transfer, default 90).
+# DLCP_XFER_TIMEOUT (seconds per transfer, default 90), DLCP_FAMILY (4, or
+# 6: the same suite over IPv6 with AF_INET6 sockets, addresses fd77::N;
+# dlcp_netns6.sh).
 
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -26,9 +28,20 @@ BIG=${DLCP_BIG:-16m}
 BIG_LOSSY=4m
 XFER_TIMEOUT=${DLCP_XFER_TIMEOUT:-90}
 SENDERS=(b c d e)
-RECV_ADDR=10.77.0.1
-# IPv4 header + DLCP data header
-MTU_OVERHEAD=$((20 + $("$XFER" hdrlen 2> /dev/null || echo 52)))
+FAMILY=${DLCP_FAMILY:-4}
+if [ "$FAMILY" = 6 ]; then
+	NET=fd77::
+	IPHDR=40
+	PY_AF=AF_INET6
+else
+	NET=10.77.0.
+	IPHDR=20
+	PY_AF=AF_INET
+fi
+RECV_ADDR=${NET}1
+FAMILY_OPT=(--family "$FAMILY")
+# IP header + DLCP data header
+MTU_OVERHEAD=$((IPHDR + $("$XFER" hdrlen 2> /dev/null || echo 52)))
 
 port=7000
 tmpdir=
@@ -56,13 +69,22 @@ setup()
 		n=$((i + 2))
 		ip -n ns_a link add "a_$x" type veth peer name eth0 \
 			netns "ns_$x" || return 1
-		ip -n ns_a addr add "$RECV_ADDR/32" peer "10.77.0.$n/32" \
-			dev "a_$x" || return 1
 		ip -n ns_a link set "a_$x" up || return 1
-		ip -n "ns_$x" addr add "10.77.0.$n/32" peer "$RECV_ADDR/32" \
-			dev eth0 || return 1
 		ip -n "ns_$x" link set eth0 up || return 1
+		link_addrs ns_a "a_$x" "$RECV_ADDR" "$NET$n" || return 1
+		link_addrs "ns_$x" eth0 "$NET$n" "$RECV_ADDR" || return 1
 	done
+}
+
+# link_addrs NS DEV LOCAL PEER: a point-to-point address pair
+link_addrs()
+{
+	if [ "$FAMILY" = 6 ]; then
+		ip -n "$1" -6 addr add "$3/128" dev "$2" nodad &&
+		ip -n "$1" -6 route add "$4/128" dev "$2"
+	else
+		ip -n "$1" addr add "$3/32" peer "$4/32" dev "$2"
+	fi
 }
 
 # impair SENDER QDISC...: put a qdisc on both ends of ns_a <-> ns_SENDER.
@@ -111,7 +133,7 @@ xfer()
 	ip netns exec ns_a timeout $((XFER_TIMEOUT + 30)) "$XFER" recv \
 		--port "$port" --sizes "$sizes" --senders "$nsenders" \
 		--timeout "$XFER_TIMEOUT" --ready-file "$ready" \
-		"${RECV_OPTS[@]}" &
+		"${FAMILY_OPT[@]}" "${RECV_OPTS[@]}" &
 	rpid=$!
 	if ! wait_for_file "$ready" 20 "$rpid"; then
 		kill "$rpid" 2> /dev/null
@@ -124,7 +146,7 @@ xfer()
 			send --to "$RECV_ADDR" --port "$port" \
 			--sizes "$sizes" --senders "$threads" \
 			--id $((i * threads)) --timeout "$XFER_TIMEOUT" \
-			"${SEND_OPTS[@]}" &
+			"${FAMILY_OPT[@]}" "${SEND_OPTS[@]}" &
 		pids+=($!)
 		i=$((i + 1))
 	done
@@ -152,7 +174,8 @@ case_segment_size()
 {
 	local mss
 
-	mss=$(ip netns exec ns_b "$XFER" mss --to "$RECV_ADDR") || return 1
+	mss=$(ip netns exec ns_b "$XFER" mss --to "$RECV_ADDR" \
+		"${FAMILY_OPT[@]}") || return 1
 	echo "DLCP_SEGMENT_SIZE towards $RECV_ADDR over MTU 1500: $mss"
 	[ "$mss" -eq $((1500 - MTU_OVERHEAD)) ] ||
 		fail "expected $((1500 - MTU_OVERHEAD))"
@@ -164,7 +187,8 @@ case_segment_size_mtu1280()
 
 	ip -n ns_c link set eth0 mtu 1280 || return 1
 	ip -n ns_a link set a_c mtu 1280 || return 1
-	mss=$(ip netns exec ns_c "$XFER" mss --to "$RECV_ADDR") || rc=1
+	mss=$(ip netns exec ns_c "$XFER" mss --to "$RECV_ADDR" \
+		"${FAMILY_OPT[@]}") || rc=1
 	echo "DLCP_SEGMENT_SIZE towards $RECV_ADDR over MTU 1280: $mss"
 	if [ "$rc" -ne 0 ] || [ "$mss" -ne $((1280 - MTU_OVERHEAD)) ]; then
 		fail "expected $((1280 - MTU_OVERHEAD))"
@@ -321,21 +345,21 @@ case_peer_state()
 	for x in b c; do
 		ip netns exec "ns_$x" timeout 60 "$py" -c '
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_RDM, 0)
+s = socket.socket(getattr(socket, sys.argv[4]), socket.SOCK_RDM, 0)
 s.bind(("", int(sys.argv[1])))
 open(sys.argv[2], "w").close()
 for _ in range(int(sys.argv[3])):
 	s.recv(1 << 20)
-' "$port" "$tmpdir/ready.$x" 8 &
+' "$port" "$tmpdir/ready.$x" 8 "$PY_AF" &
 		rpids+=($!)
 		wait_for_file "$tmpdir/ready.$x" 20 "$!" || rc=1
 	done
 	out=$(ip netns exec ns_a timeout 60 "$py" -c '
 import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_RDM, 0)
+s = socket.socket(getattr(socket, sys.argv[2]), socket.SOCK_RDM, 0)
 s.bind(("", 0))
 for _ in range(8):
-	for a in sys.argv[2:]:
+	for a in sys.argv[3:]:
 		s.sendto(bytes(65536), (a, int(sys.argv[1])))
 lport = "%04X" % s.getsockname()[1]
 for _ in range(500):
@@ -344,14 +368,21 @@ for _ in range(500):
 		break
 	time.sleep(0.1)
 sys.stdout.write(open("/proc/net/dlcp/peers").read())
-' "$port" 10.77.0.2 10.77.0.3) || rc=1
+' "$port" "$PY_AF" "${NET}2" "${NET}3") || rc=1
 	for x in "${rpids[@]}"; do
 		wait "$x" || { echo "FAIL: a receiver did not get 8 messages"; rc=1; }
 	done
 	echo "$out"
-	# rem_addr is the __be32 in hex as /proc/net/udp prints it
-	srtt_b=$(echo "$out" | awk '$3 == "02004D0A" { print $7 }')
-	srtt_c=$(echo "$out" | awk '$3 == "03004D0A" { print $7 }')
+	# rem_addr: the address words in hex as /proc/net/udp{,6} print them
+	if [ "$FAMILY" = 6 ]; then
+		hex_b=000077FD000000000000000002000000
+		hex_c=000077FD000000000000000003000000
+	else
+		hex_b=02004D0A
+		hex_c=03004D0A
+	fi
+	srtt_b=$(echo "$out" | awk -v a="$hex_b" '$3 == a { print $7 }')
+	srtt_c=$(echo "$out" | awk -v a="$hex_c" '$3 == a { print $7 }')
 	if [ "$(echo "$out" | grep -c ':')" -ne 2 ] || [ -z "$srtt_b" ] ||
 	   [ -z "$srtt_c" ]; then
 		echo "FAIL: expected one peer line per destination"
@@ -413,7 +444,8 @@ if ! setup_log=$(setup 2>&1); then
 	exit "$KSFT_FAIL"
 fi
 
-MSS=$(ip netns exec ns_b "$XFER" mss --to "$RECV_ADDR" 2> /dev/null)
+MSS=$(ip netns exec ns_b "$XFER" mss --to "$RECV_ADDR" "${FAMILY_OPT[@]}" \
+	2> /dev/null)
 [ "${MSS:-0}" -gt 0 ] 2> /dev/null || MSS=$((1500 - MTU_OVERHEAD))
 ktap_print_msg "segment size $MSS, big message $BIG, $XFER_TIMEOUT s per transfer"
 

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP over IPv6: AF_INET6 sockets, the IPv6 protocol handler, output and
+ * ICMPv6 "packet too big".
+ *
+ * The protocol is the same in both families: the DLCP header names no
+ * address, and every address inside the module is an in6_addr (IPv4 ones
+ * v4-mapped). An AF_INET6 socket reaches IPv4 peers through v4-mapped
+ * addresses unless IPV6_V6ONLY is set, as UDP's do; both families share
+ * one port space. The checksum covers the IPv6 pseudo-header with the DLCP
+ * protocol number, in native and UDP mode alike.
+ *
+ * Per-packet entropy: in native mode the flow label changes with the
+ * packet (net.dlcp.udp_entropy packets per label, as the UDP source port
+ * in UDP mode), so that flow-label ECMP hashing spreads one message over
+ * every path.
+ */
+#include <linux/icmpv6.h>
+#include <net/addrconf.h>
+#include <net/inet_common.h>
+#include <net/ip6_checksum.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/protocol.h>
+#include <net/transp_v6.h>
+#include "dlcp_impl.h"
+
+/*
+ * A destination (or bind) address from user space for an AF_INET6 socket:
+ * a sockaddr_in6, v4-mapped for an IPv4 peer.
+ */
+int dlcp6_sockaddr(struct sock *sk, const struct sockaddr *uaddr, int len,
+		   struct in6_addr *addr, __be16 *port)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)uaddr;
+
+	if (uaddr->sa_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	if (len < SIN6_LEN_RFC2133)
+		return -EINVAL;
+	if (ipv6_addr_v4mapped(&sin6->sin6_addr) && sk->sk_ipv6only)
+		return -ENETUNREACH;
+	*addr = sin6->sin6_addr;
+	*port = sin6->sin6_port;
+	return 0;
+}
+
+/* The sender's address for recvmsg() on an AF_INET6 socket. */
+void dlcp6_fill_name(struct msghdr *msg, const struct in6_addr *addr,
+		     __be16 port, int *addr_len)
+{
+	DECLARE_SOCKADDR(struct sockaddr_in6 *, sin6, msg->msg_name);
+
+	memset(sin6, 0, sizeof(*sin6));
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_port = port;
+	sin6->sin6_addr = *addr;
+	*addr_len = sizeof(*sin6);
+}
+
+/*
+ * Route from @saddr (the socket's bound address if NULL or any) to @daddr;
+ * the source address the route picks goes to @src_out.
+ */
+struct dst_entry *dlcp6_route_ctl(struct sock *sk, const struct in6_addr *saddr,
+				  const struct in6_addr *daddr, __be16 sport,
+				  __be16 dport, struct in6_addr *src_out)
+{
+	struct flowi6 fl6 = {
+		.flowi6_proto	= dlcp_ipproto,
+		.flowi6_oif	= sk->sk_bound_dev_if,
+		.flowi6_mark	= READ_ONCE(sk->sk_mark),
+		.flowi6_uid	= sk->sk_uid,
+		.daddr		= *daddr,
+		.fl6_sport	= sport,
+		.fl6_dport	= dport,
+	};
+	struct dst_entry *dst;
+
+	if (saddr && !ipv6_addr_any(saddr))
+		fl6.saddr = *saddr;
+	else if (sk->sk_family == AF_INET6)
+		fl6.saddr = sk->sk_v6_rcv_saddr;
+	dst = ip6_dst_lookup_flow(sock_net(sk), sk, &fl6, NULL);
+	if (IS_ERR(dst)) {
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
+		return dst;
+	}
+	*src_out = fl6.saddr;
+	return dst;
+}
+
+/* dlcp_out_route() for an IPv6 destination. */
+int dlcp6_route(struct sock *sk, struct dlcp_out_msg *m)
+{
+	struct dst_entry *dst;
+	u32 mtu;
+
+	if (ipv6_addr_is_multicast(&m->daddr))
+		return -EACCES;
+	dst = dlcp6_route_ctl(sk, NULL, &m->daddr, inet_sk(sk)->inet_sport,
+			      m->dport, &m->saddr);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	mtu = clamp_t(u32, dst_mtu(dst), IPV6_MIN_MTU, IP6_MAX_MTU);
+	m->dst = dst;
+	m->dst_cookie = rt6_get_cookie((struct rt6_info *)dst);
+	m->seg_size = mtu - sizeof(struct ipv6hdr) - DLCP_DATA_HDR_LEN -
+		      (m->udp ? sizeof(struct udphdr) : 0);
+	return 0;
+}
+
+/*
+ * Add the IPv6 header to the packet at skb->data and send it over @dst
+ * (a reference is taken).
+ */
+int dlcp6_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
+	       const struct in6_addr *saddr, const struct in6_addr *daddr,
+	       u8 tclass, u8 nexthdr, u32 flowlabel)
+{
+	int hlimit = sk->sk_family == AF_INET6 ? inet6_sk(sk)->hop_limit : -1;
+	struct ipv6hdr *hdr;
+
+	skb_push(skb, sizeof(*hdr));
+	skb_reset_network_header(skb);
+	hdr = ipv6_hdr(skb);
+	ip6_flow_hdr(hdr, tclass, htonl(flowlabel) & IPV6_FLOWLABEL_MASK);
+	hdr->payload_len = htons(skb->len - sizeof(*hdr));
+	hdr->nexthdr = nexthdr;
+	hdr->hop_limit = hlimit < 0 ? ip6_dst_hoplimit(dst) : hlimit;
+	hdr->saddr = *saddr;
+	hdr->daddr = *daddr;
+	skb->protocol = htons(ETH_P_IPV6);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	skb_dst_set(skb, dst_clone(dst));
+	return ip6_local_out(sock_net(sk), sk, skb);
+}
+
+/* IPv6 protocol handler */
+static int dlcp6_rcv(struct sk_buff *skb)
+{
+	return dlcp_rcv_common(skb, false);
+}
+
+/*
+ * ICMPv6 errors about a packet we sent (native mode): "packet too big"
+ * updates the path MTU and re-cuts the messages to that destination, as
+ * dlcp_err() does for IPv4.
+ */
+static int dlcp6_err(struct sk_buff *skb, struct inet6_skb_parm *opt,
+		     u8 type, u8 code, int offset, __be32 info)
+{
+	const struct ipv6hdr *ip6h;
+	struct net *net = dev_net(skb->dev);
+	const struct dlcp_hdr *h;
+	struct sock *sk;
+
+	if (type != ICMPV6_PKT_TOOBIG)
+		return 0;
+	/* the quote holds at least our ports */
+	if (!pskb_may_pull(skb, offset + 4))
+		return 0;
+	ip6h = (const struct ipv6hdr *)skb->data;
+	h = (const struct dlcp_hdr *)(skb->data + offset);
+	rcu_read_lock();
+	sk = dlcp_lookup(net, &ip6h->saddr, h->source);
+	rcu_read_unlock();
+	if (!sk)
+		return 0;
+	DLCP_INC_STATS(net, DLCP_MIB_PMTU_UPDATES);
+	ip6_sk_update_pmtu(skb, sk, info);
+	spin_lock_bh(&dlcp_sk(sk)->lock);
+	if (!dlcp_sk(sk)->dead)
+		dlcp_out_pmtu(sk, &ip6h->daddr, ntohl(info));
+	spin_unlock_bh(&dlcp_sk(sk)->lock);
+	sock_put(sk);
+	return 0;
+}
+
+static struct inet6_protocol dlcpv6_protocol = {
+	.handler	= dlcp6_rcv,
+	.err_handler	= dlcp6_err,
+	.flags		= INET6_PROTO_NOPOLICY | INET6_PROTO_FINAL,
+};
+
+static struct inet_protosw dlcpv6_protosw = {
+	.type		= SOCK_DLCP,
+	.protocol	= IPPROTO_DLCP,
+	.prot		= &dlcpv6_prot,
+	.ops		= &dlcp_inet6_ops,
+	.flags		= 0,
+};
+
+int dlcp_ipv6_init(void)
+{
+	int err;
+
+	dlcpv6_protosw.protocol = dlcp_ipproto;
+	err = proto_register(&dlcpv6_prot, 1);
+	if (err)
+		return err;
+	err = inet6_add_protocol(&dlcpv6_protocol, dlcp_ipproto);
+	if (err) {
+		proto_unregister(&dlcpv6_prot);
+		return -EBUSY;
+	}
+	err = inet6_register_protosw(&dlcpv6_protosw);
+	if (err) {
+		inet6_del_protocol(&dlcpv6_protocol, dlcp_ipproto);
+		proto_unregister(&dlcpv6_prot);
+	}
+	return err;
+}
+
+void dlcp_ipv6_exit(void)
+{
+	inet6_unregister_protosw(&dlcpv6_protosw);
+	inet6_del_protocol(&dlcpv6_protocol, dlcp_ipproto);
+	proto_unregister(&dlcpv6_prot);
+}
