@@ -42,7 +42,7 @@ COMPONENTS=(
 	"dlcp_netns6.sh 600"
 	"dlcp_loss.sh 600"
 	"dlcp_loss_udp.sh 300"
-	"dlcp_loss6.sh 300"
+	"dlcp_loss6.sh 480"
 	"dlcp_prio.sh 900"
 	"dlcp_pmtu.sh 180"
 	"dlcp_multipath.sh 300"
