@@ -626,7 +626,7 @@ int dlcp_all_gather_q(struct dlcp_group *g, float *buf, size_t n,
 	struct qc c;
 	int err;
 
-	if (!qs || !qs->valid || qs->n != n || !g || qs->tag != opts->tag ||
+	if (!qs || !qs->valid || qs->n != n || !g || !opts || qs->tag != opts->tag ||
 	    qs->world != dlcp_group_world(g) || qs->rank != dlcp_group_rank(g))
 		return -EINVAL;
 	err = qc_init(&c, g, n, opts, qs->bits, qs->flags & QF_HADAMARD,
