@@ -329,11 +329,12 @@ int dlcp_quant_levels(int bits);
 uint64_t dlcp_quant_seed(uint32_t seed, int rank, uint32_t tag,
 			 uint32_t iteration);
 /*
- * Stochastic rounding: q[i] = floor(y + u), y = x[i] * L / @scale clamped
- * to [-L, L], u uniform in [0, 1) from @seed. E[q[i]] = y (unbiased),
- * |q[i] - y| < 1. 0 or -EINVAL (bits not 4/8, scale not > 0).
+ * Stochastic rounding to @L levels (1..127, e.g. dlcp_quant_levels(bits)):
+ * q[i] = floor(y + u), y = x[i] * L / @scale clamped to [-L, L], u uniform
+ * in [0, 1) from @seed. E[q[i]] = y (unbiased), |q[i] - y| < 1. 0 or
+ * -EINVAL (L out of range, scale not > 0).
  */
-int dlcp_quantize(const float *x, int32_t *q, size_t n, float scale, int bits,
+int dlcp_quantize(const float *x, int32_t *q, size_t n, float scale, int L,
 		  uint64_t seed);
 /*
  * out[i] = sum[i] * scale / L, averaged per @mode (enum dlcp_reduce) over
@@ -341,7 +342,7 @@ int dlcp_quantize(const float *x, int32_t *q, size_t n, float scale, int bits,
  * cnt 0, or -EINVAL.
  */
 long dlcp_dequantize(const int32_t *sum, const uint32_t *cnt, float *out,
-		     size_t n, float scale, int bits, int mode,
+		     size_t n, float scale, int L, int mode,
 		     unsigned int world);
 /* Narrowest wire width (4, 8, 16 or 32 bits) holding every @v[i]. */
 int dlcp_qwidth(const int32_t *v, size_t n);
@@ -366,11 +367,16 @@ int dlcp_hadamard(float *x, size_t n, uint64_t seed, int inverse);
  * @hadamard:	rotate (randomized Hadamard) before quantizing
  * @seed:	rotation seed; every rank must pass the same (checked), it is
  *		mixed with the collective's tag and iteration
+ * @fit:	THC's trade: each rank quantizes to L / world levels (at least
+ *		1), so that any sum of all contributions still fits @bits and
+ *		every message is @bits wide; otherwise L levels and partial
+ *		sums widen on the wire (8 bits: mostly 16-bit messages)
  */
 struct dlcp_quant_opts {
 	int bits;
 	int hadamard;
 	uint32_t seed;
+	int fit;
 };
 
 /*

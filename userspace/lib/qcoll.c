@@ -32,6 +32,7 @@
 #define QMAGIC		0x444c4351u	/* "DLCQ" */
 #define QVERSION	1
 #define QF_HADAMARD	1
+#define QF_FIT		2
 
 enum {
 	K_QMAX = 8,
@@ -94,7 +95,7 @@ struct qc {
 	const struct dlcp_coll_opts *o;
 	struct dlcp_coll_stats *st;
 	size_t n, m;
-	int bits, flags, reduce, timeout_ms, wide16;
+	int bits, levels, flags, reduce, timeout_ms, wide16;
 	uint32_t seed;
 	float scale;
 };
@@ -124,7 +125,7 @@ void dlcp_qstate_free(struct dlcp_qstate *qs)
 }
 
 static int qc_init(struct qc *c, struct dlcp_group *g, size_t n,
-		   const struct dlcp_coll_opts *o, int bits, int hadamard,
+		   const struct dlcp_coll_opts *o, int bits, int flags,
 		   uint32_t seed)
 {
 	struct dlcp_ep *ep;
@@ -142,9 +143,15 @@ static int qc_init(struct qc *c, struct dlcp_group *g, size_t n,
 	if (c->st)
 		memset(c->st, 0, sizeof(*c->st));
 	c->n = n;
-	c->m = hadamard ? dlcp_hadamard_len(n) : n;
+	c->m = (flags & QF_HADAMARD) ? dlcp_hadamard_len(n) : n;
 	c->bits = bits;
-	c->flags = hadamard ? QF_HADAMARD : 0;
+	c->flags = flags;
+	c->levels = dlcp_quant_levels(bits);
+	if (flags & QF_FIT) {
+		c->levels /= dlcp_group_world(g);
+		if (c->levels < 1)
+			c->levels = 1;
+	}
 	c->seed = seed;
 	c->reduce = o->reduce;
 	c->timeout_ms = o->timeout_ms ? o->timeout_ms : dlcp__group_timeout(g);
@@ -152,6 +159,11 @@ static int qc_init(struct qc *c, struct dlcp_group *g, size_t n,
 	ep = dlcp_group_ep(g);
 	c->wide16 = !(dlcp_ep_segment_size(ep) & 1);
 	return 0;
+}
+
+static int qflags(const struct dlcp_quant_opts *q)
+{
+	return (q->hadamard ? QF_HADAMARD : 0) | (q->fit ? QF_FIT : 0);
 }
 
 static int qfail(struct qc *c, int err)
@@ -420,7 +432,7 @@ static int prepare(struct qc *c, const float *src, int32_t **own,
 	}
 	err = scale_exchange(c, mx);
 	if (!err)
-		err = dlcp_quantize(x, *own, c->m, c->scale, c->bits,
+		err = dlcp_quantize(x, *own, c->m, c->scale, c->levels,
 				    dlcp_quant_seed(c->seed, dlcp_group_rank(c->g),
 						    c->o->tag, c->o->iteration));
 	free(x);
@@ -455,7 +467,7 @@ static int finish(struct qc *c, int32_t *sum, uint32_t *cnt, const int32_t *own,
 	y = malloc((c->m ? c->m : 1) * sizeof(*y));
 	if (!y)
 		return -ENOMEM;
-	k = dlcp_dequantize(sum, cnt, y, c->m, c->scale, c->bits, c->reduce, N);
+	k = dlcp_dequantize(sum, cnt, y, c->m, c->scale, c->levels, c->reduce, N);
 	if (k >= 0 && (c->flags & QF_HADAMARD))
 		dlcp_hadamard(y, c->n, rseed, 1);
 	if (k >= 0)
@@ -548,7 +560,7 @@ static int rs_q(struct qc *c, float *buf, struct dlcp_qstate *qs)
 		}
 		for (i = 0; i < len; i++)
 			cc[i] = qs->cnt[i] ? qs->cnt[i] : 1;	/* own is there */
-		dlcp_dequantize(qs->sum, cc, y, len, c->scale, c->bits, c->reduce,
+		dlcp_dequantize(qs->sum, cc, y, len, c->scale, c->levels, c->reduce,
 				(unsigned int)N);
 		memcpy(buf + off, y, len * sizeof(*y));
 		free(y);
@@ -611,7 +623,7 @@ int dlcp_reduce_scatter_q(struct dlcp_group *g, float *buf, size_t n,
 
 	if (!q || !qs)
 		return -EINVAL;
-	err = qc_init(&c, g, n, opts, q->bits, q->hadamard, q->seed);
+	err = qc_init(&c, g, n, opts, q->bits, qflags(q), q->seed);
 	if (err)
 		return err;
 	if (n && !buf)
@@ -629,8 +641,7 @@ int dlcp_all_gather_q(struct dlcp_group *g, float *buf, size_t n,
 	if (!qs || !qs->valid || qs->n != n || !g || !opts || qs->tag != opts->tag ||
 	    qs->world != dlcp_group_world(g) || qs->rank != dlcp_group_rank(g))
 		return -EINVAL;
-	err = qc_init(&c, g, n, opts, qs->bits, qs->flags & QF_HADAMARD,
-		      qs->seed);
+	err = qc_init(&c, g, n, opts, qs->bits, qs->flags, qs->seed);
 	if (err)
 		return err;
 	if (n && !buf)
@@ -691,7 +702,7 @@ int dlcp_ps_push_pull_q(struct dlcp_group *g, const float *send, float *recv,
 
 	if (!q)
 		return -EINVAL;
-	err = qc_init(&c, g, n, opts, q->bits, q->hadamard, q->seed);
+	err = qc_init(&c, g, n, opts, q->bits, qflags(q), q->seed);
 	if (err)
 		return err;
 	S = opts->server;

@@ -46,15 +46,15 @@ int dlcp_quant_levels(int bits)
 	return (bits == 4 || bits == 8) ? (1 << (bits - 1)) - 1 : 0;
 }
 
-int dlcp_quantize(const float *x, int32_t *q, size_t n, float scale, int bits,
+int dlcp_quantize(const float *x, int32_t *q, size_t n, float scale, int L,
 		  uint64_t seed)
 {
-	int L = dlcp_quant_levels(bits);
 	uint64_t st = seed;
 	float k;
 	size_t i;
 
-	if (!L || !(scale > 0) || !isfinite(scale) || (n && (!x || !q)))
+	if (L < 1 || L > INT8_MAX || !(scale > 0) || !isfinite(scale) ||
+	    (n && (!x || !q)))
 		return -EINVAL;
 	k = (float)L / scale;
 	for (i = 0; i < n; i++) {
@@ -77,15 +77,14 @@ int dlcp_quantize(const float *x, int32_t *q, size_t n, float scale, int bits,
 }
 
 long dlcp_dequantize(const int32_t *sum, const uint32_t *cnt, float *out,
-		     size_t n, float scale, int bits, int mode,
+		     size_t n, float scale, int L, int mode,
 		     unsigned int world)
 {
-	int L = dlcp_quant_levels(bits);
 	double u;
 	long empty = 0;
 	size_t i;
 
-	if (!L || !(scale >= 0) || !world || mode < 0 ||
+	if (L < 1 || L > INT8_MAX || !(scale >= 0) || !world || mode < 0 ||
 	    mode >= __DLCP_REDUCE_MAX || (n && (!sum || !cnt || !out)))
 		return -EINVAL;
 	u = (double)scale / L;

@@ -327,7 +327,8 @@ class Group:
 # Homomorphic quantized collectives (libdlcp quant.c / qcoll.c)
 
 class QuantOpts(ctypes.Structure):
-    _fields_ = [("bits", ctypes.c_int), ("hadamard", ctypes.c_int), ("seed", ctypes.c_uint32)]
+    _fields_ = [("bits", ctypes.c_int), ("hadamard", ctypes.c_int), ("seed", ctypes.c_uint32),
+                ("fit", ctypes.c_int)]
 
 
 _allreduce_q = _sig("dlcp_allreduce_q", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
@@ -355,9 +356,10 @@ class QState:
             self._p = None
 
 
-def _qopts(bits, hadamard, seed):
+def _qopts(bits, hadamard, seed, fit=False):
     q = QuantOpts()
     q.bits, q.hadamard, q.seed = bits, int(bool(hadamard)), seed & 0xffffffff
+    q.fit = int(bool(fit))
     return q
 
 
@@ -368,26 +370,26 @@ def _fp32(t):
     return ptr, n
 
 
-def _g_allreduce_q(self, t, bits=8, hadamard=False, seed=0, tag=0, iteration=0, layer=0,
-                   budget_ppm=0, budget2_ppm=None, reduce=REDUCE_MEAN, timeout_ms=0):
+def _g_allreduce_q(self, t, bits=8, hadamard=False, seed=0, fit=False, tag=0, iteration=0,
+                   layer=0, budget_ppm=0, budget2_ppm=None, reduce=REDUCE_MEAN, timeout_ms=0):
     """Quantized ring all-reduce in place (bits 4 or 8); returns the stats dict."""
     stats = CollStats()
     o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, 0, 0,
                    timeout_ms, stats)
     ptr, n = _fp32(t)
-    q = _qopts(bits, hadamard, seed)
+    q = _qopts(bits, hadamard, seed, fit)
     _check(_allreduce_q(self._g, ptr, n, ctypes.byref(o), ctypes.byref(q)),
            "dlcp_allreduce_q")
     return stats.as_dict()
 
 
-def _g_ps_push_pull_q(self, send, recv=None, bits=8, hadamard=False, seed=0, tag=0,
-                      iteration=0, layer=0, budget_ppm=0, budget2_ppm=None,
+def _g_ps_push_pull_q(self, send, recv=None, bits=8, hadamard=False, seed=0, fit=False,
+                      tag=0, iteration=0, layer=0, budget_ppm=0, budget2_ppm=None,
                       reduce=REDUCE_MEAN, server=0, dedicated_server=False, timeout_ms=0):
     stats = CollStats()
     o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, server,
                    dedicated_server, timeout_ms, stats)
-    q = _qopts(bits, hadamard, seed)
+    q = _qopts(bits, hadamard, seed, fit)
     if send is None:
         sp = rp = None
         n = recv[0] if isinstance(recv, tuple) else 0
@@ -399,14 +401,14 @@ def _g_ps_push_pull_q(self, send, recv=None, bits=8, hadamard=False, seed=0, tag
     return stats.as_dict()
 
 
-def _g_reduce_scatter_q(self, t, qstate, bits=8, hadamard=False, seed=0, tag=0,
-                        iteration=0, layer=0, budget_ppm=0, reduce=REDUCE_MEAN,
+def _g_reduce_scatter_q(self, t, qstate, bits=8, hadamard=False, seed=0, fit=False,
+                        tag=0, iteration=0, layer=0, budget_ppm=0, reduce=REDUCE_MEAN,
                         timeout_ms=0):
     stats = CollStats()
     o = self._opts(tag, iteration, layer, budget_ppm, None, reduce, 0, 0, timeout_ms,
                    stats)
     ptr, n = _fp32(t)
-    q = _qopts(bits, hadamard, seed)
+    q = _qopts(bits, hadamard, seed, fit)
     _check(_reduce_scatter_q(self._g, ptr, n, ctypes.byref(o), ctypes.byref(q),
                              qstate._p), "dlcp_reduce_scatter_q")
     return stats.as_dict()

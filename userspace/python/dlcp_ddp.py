@@ -30,7 +30,7 @@ import dlcp
 class DlcpHookState:
     def __init__(self, group, budget_ppm=0, budget2_ppm=None, algo="ring",
                  reduce=dlcp.REDUCE_MEAN, timeout_ms=0, layer_of_bucket=None,
-                 compress=0, hadamard=False, seed=0):
+                 compress=0, hadamard=False, seed=0, fit=False):
         # compress: 0 (fp32 on the wire), 8 or 4 (homomorphic quantization,
         # dlcp_allreduce_q / dlcp_ps_push_pull_q); hadamard: rotate first
         if algo not in ("ring", "ps"):
@@ -45,6 +45,7 @@ class DlcpHookState:
         if compress not in (0, 4, 8):
             raise ValueError("compress is 0, 4 or 8")
         self.compress, self.hadamard, self.seed = compress, bool(hadamard), seed
+        self.fit = bool(fit)   # THC: levels / world, so every sum fits the bits
         self.iteration = 0
         self.stats = {"buckets": 0, "bytes_lost": 0, "elems_lost": 0,
                       "elems_fallback": 0, "comm_s": 0.0, "bytes_sent": 0}
@@ -66,7 +67,8 @@ class DlcpHookState:
                           budget_ppm=self.budget_ppm, budget2_ppm=self.budget2_ppm,
                           reduce=self.reduce, timeout_ms=self.timeout_ms)
                 if self.compress:
-                    qkw = dict(bits=self.compress, hadamard=self.hadamard, seed=self.seed)
+                    qkw = dict(bits=self.compress, hadamard=self.hadamard, seed=self.seed,
+                               fit=self.fit)
                     kw.update(qkw)
                     st = (self.group.allreduce_q(flat, **kw) if self.algo == "ring"
                           else self.group.ps_push_pull_q(flat, flat, **kw))

@@ -70,7 +70,7 @@ class DearState(dlcp_ddp.DlcpHookState):
                     if qs is not None:
                         st = self.group.reduce_scatter_q(
                             buf, qs, bits=self.compress, hadamard=self.hadamard,
-                            seed=self.seed, budget_ppm=self.budget_ppm,
+                            seed=self.seed, fit=self.fit, budget_ppm=self.budget_ppm,
                             reduce=self.reduce, **kw)
                     else:
                         st = self.group.reduce_scatter(buf, budget_ppm=self.budget_ppm,

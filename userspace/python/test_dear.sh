@@ -18,7 +18,7 @@ for r in 0 1; do
 	RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT DLCP_SAME_HOST=1 \
 	DLCP_TRANSPORT=tcp DLCP_BASE_PORT=$((PORT + 100)) PYTHONDONTWRITEBYTECODE=1 \
 		timeout 600 /usr/bin/python3 "$HERE/train_digits.py" --epochs 3 --hidden 64 \
-		--budget 0 --phases dlcp,dlcp+dear,dlcp+q8,dlcp+q8+dear,dlcp+q4+h+dear \
+		--budget 0 --phases dlcp,dlcp+dear,dlcp+q8,dlcp+q8+dear,dlcp+q4+h+dear,dlcp+q8+fit+dear \
 		> "$TMP/out.$r" 2> "$TMP/log.$r" &
 done
 wait
@@ -35,7 +35,7 @@ def check(ok, what):
     n += 1
     bad += not ok
     print("%sok %d - %s" % ("" if ok else "not ", n, what))
-ph = ["dlcp", "dlcp+dear", "dlcp+q8", "dlcp+q8+dear", "dlcp+q4+h+dear"]
+ph = ["dlcp", "dlcp+dear", "dlcp+q8", "dlcp+q8+dear", "dlcp+q4+h+dear", "dlcp+q8+fit+dear"]
 check(all(p in rows for p in ph), "every phase ran (%s)" % ", ".join(rows))
 if all(p in rows for p in ph):
     a, d = rows["dlcp"], rows["dlcp+dear"]

@@ -12,8 +12,9 @@ same seed:
 "gloo" is plain DDP (gloo allreduce over TCP); "dlcp" registers
 dlcp_ddp.dlcp_hook (ring all-reduce over DLCP, --budget ppm); "dlcp" takes
 '+' modifiers: q8 / q4 (homomorphic compression, 8 or 4 bits), h (Hadamard
-rotation), dear (dlcp_dear: reduce-scatter in backward, all-gather overlapped
-with the next forward), e.g. dlcp+q8+dear:lossy. The part after
+rotation), fit (THC: levels / world, the sums fit the bits), dear
+(dlcp_dear: reduce-scatter in backward, all-gather overlapped with the next
+forward), e.g. dlcp+q8+dear:lossy. The part after
 ':' is passed to $DLCP_LINK_CMD by rank 0 before the phase (between two
 barriers) to reshape the links; without it, it is only a label.
 Rank 0 prints one JSON line per phase: iteration times (ms) and test
@@ -70,6 +71,7 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
     kind, _, cond = phase.partition(":")
     kind, *mods = kind.split("+")
     compress, hadamard, dear = args.compress, args.hadamard, args.dear
+    fit = False
     for m in mods:
         if m in ("q8", "q4", "q0"):
             compress = int(m[1:])
@@ -77,6 +79,8 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
             hadamard = True
         elif m == "dear":
             dear = True
+        elif m == "fit":
+            fit = True
         else:
             raise SystemExit("unknown phase modifier %s" % m)
     if cond and os.environ.get("DLCP_LINK_CMD"):
@@ -97,7 +101,7 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
                                                   timeout_ms=args.timeout_ms)
         qkw = dict(budget_ppm=args.budget, budget2_ppm=args.budget2,
                    timeout_ms=args.timeout_ms, compress=compress, hadamard=hadamard,
-                   seed=args.seed)
+                   seed=args.seed, fit=fit)
         if dear:
             import dlcp_dear
             state = dlcp_dear.DearState(
@@ -153,7 +157,8 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
            "param_spread": (spread - mn).abs().max().item(),
            "budget_ppm": args.budget if kind == "dlcp" else 0,
            "compress": compress if kind == "dlcp" else 0,
-           "hadamard": hadamard and kind == "dlcp", "dear": dear and kind == "dlcp"}
+           "hadamard": hadamard and kind == "dlcp", "dear": dear and kind == "dlcp",
+           "fit": fit and kind == "dlcp"}
     if state is not None:
         state.close()
         res["dlcp"] = state.stats

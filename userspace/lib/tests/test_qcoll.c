@@ -64,6 +64,11 @@ static float val(const struct job *j, int rank, size_t i)
 {
 	int L = dlcp_quant_levels(j->q.bits ? j->q.bits : 8);
 
+	if (j->q.fit && L / j->world)
+		L /= j->world;
+	else if (j->q.fit)
+		L = 1;
+
 	if (j->same)
 		return (float)((int)(i % (size_t)(2 * L + 1)) - L);
 	if (rank == 0 && i == 0)
@@ -189,7 +194,8 @@ static float want(const struct job *j, size_t i)
 	return (float)(s / j->world);
 }
 
-static void exact_case(enum op op, int world, size_t n, int bits, int reduce)
+static void exact_case_fit(enum op op, int world, size_t n, int bits, int reduce,
+			   int fit)
 {
 	struct job p = { 0 }, *jobs;
 	long bad = 0;
@@ -201,6 +207,7 @@ static void exact_case(enum op op, int world, size_t n, int bits, int reduce)
 	p.n = n;
 	p.reduce = reduce;
 	p.q.bits = bits;
+	p.q.fit = fit;
 	jobs = run(&p);
 	for (r = 0; r < world; r++) {
 		if (jobs[r].err)
@@ -210,10 +217,15 @@ static void exact_case(enum op op, int world, size_t n, int bits, int reduce)
 				if (jobs[r].out[i] != want(&p, i))
 					bad++;
 	}
-	report(!err && !bad, "%s %d bits world=%d n=%zu %s: exact integer sums "
-	       "(err=%d bad=%ld)", opname(op), bits, world, n,
+	report(!err && !bad, "%s %d bits%s world=%d n=%zu %s: exact integer sums "
+	       "(err=%d bad=%ld)", opname(op), bits, fit ? " fit" : "", world, n,
 	       reduce == DLCP_REDUCE_SUM ? "sum" : "mean", err, bad);
 	done(jobs);
+}
+
+static void exact_case(enum op op, int world, size_t n, int bits, int reduce)
+{
+	exact_case_fit(op, world, n, bits, reduce, 0);
 }
 
 static void rotated_case(int bits, int world, size_t n)
@@ -253,7 +265,8 @@ static void rotated_case(int bits, int world, size_t n)
 	done(jobs);
 }
 
-static uint64_t bytes_of(enum op op, int bits, int hadamard, int world, size_t n)
+static uint64_t bytes_of(enum op op, int bits, int hadamard, int fit, int world,
+			 size_t n)
 {
 	struct job p = { 0 }, *jobs;
 	uint64_t b = 0;
@@ -264,6 +277,7 @@ static uint64_t bytes_of(enum op op, int bits, int hadamard, int world, size_t n
 	p.n = n;
 	p.q.bits = bits;
 	p.q.hadamard = hadamard;
+	p.q.fit = fit;
 	jobs = run(&p);
 	for (r = 0; r < world; r++)
 		b += jobs[r].err ? 0 : jobs[r].st.bytes_sent;
@@ -273,17 +287,23 @@ static uint64_t bytes_of(enum op op, int bits, int hadamard, int world, size_t n
 
 static void wire_case(int world, size_t n)
 {
-	uint64_t raw = bytes_of(OP_RAW, 0, 0, world, n);
-	uint64_t b8 = bytes_of(OP_AR, 8, 0, world, n);
-	uint64_t b4 = bytes_of(OP_AR, 4, 0, world, n);
-	uint64_t b8h = bytes_of(OP_AR, 8, 1, world, n);
+	uint64_t raw = bytes_of(OP_RAW, 0, 0, 0, world, n);
+	uint64_t b8 = bytes_of(OP_AR, 8, 0, 0, world, n);
+	uint64_t b4 = bytes_of(OP_AR, 4, 0, 0, world, n);
+	uint64_t b8h = bytes_of(OP_AR, 8, 1, 0, world, n);
+	uint64_t b8f = bytes_of(OP_AR, 8, 0, 1, world, n);
+	uint64_t b4f = bytes_of(OP_AR, 4, 0, 1, world, n);
 
-	report(b8 && b4 && b8 < raw / 2 && b4 < b8,
+	report(b8 && b4 && b8f && b4f && b8 < raw / 2 && b4 < b8 &&
+	       b8f < raw / 3.9 && b4f < raw / 7.8,
 	       "bytes on the wire, allreduce world=%d n=%zu: fp32 %llu, 8-bit %llu "
-	       "(%.2fx), 8-bit+hadamard %llu, 4-bit %llu (%.2fx)", world, n,
+	       "(%.2fx), 8-bit+hadamard %llu, 4-bit %llu (%.2fx), 8-bit fit %llu "
+	       "(%.2fx), 4-bit fit %llu (%.2fx)", world, n,
 	       (unsigned long long)raw, (unsigned long long)b8,
 	       (double)raw / (double)b8, (unsigned long long)b8h,
-	       (unsigned long long)b4, (double)raw / (double)b4);
+	       (unsigned long long)b4, (double)raw / (double)b4,
+	       (unsigned long long)b8f, (double)raw / (double)b8f,
+	       (unsigned long long)b4f, (double)raw / (double)b4f);
 }
 
 static void mismatch_case(void)
@@ -374,6 +394,10 @@ int main(int argc, char **argv)
 		exact_case(OP_PS, 3, 5000, 8, DLCP_REDUCE_MEAN);
 		exact_case(OP_PS, 4, 5000, 4, DLCP_REDUCE_SUM);
 		exact_case(OP_PSD, 4, 5000, 8, DLCP_REDUCE_MEAN);
+		exact_case_fit(OP_AR, 4, 65537, 8, DLCP_REDUCE_MEAN, 1);
+		exact_case_fit(OP_AR, 3, 1000, 4, DLCP_REDUCE_SUM, 1);
+		exact_case_fit(OP_PS, 3, 5000, 8, DLCP_REDUCE_MEAN, 1);
+		exact_case_fit(OP_RSAG, 2, 5000, 4, DLCP_REDUCE_MEAN, 1);
 		rotated_case(8, 4, 100000);
 		rotated_case(4, 3, 1000);
 		wire_case(4, 262144);

@@ -40,10 +40,10 @@ static double urand(uint64_t *s)
 	return (double)(*s >> 11) * 0x1p-53;
 }
 
-static void unbiased(int bits, int hadamard)
+static void unbiased_l(int bits, int hadamard, int L)
 {
 	enum { N = 4, S = 1000, n = 1000 };
-	int L = dlcp_quant_levels(bits), r, s;
+	int r, s;
 	size_t m = hadamard ? dlcp_hadamard_len(n) : n, i;
 	float *x = calloc((size_t)N * m, sizeof(float)), *y = calloc(m, sizeof(float));
 	float *xr = calloc(m, sizeof(float));
@@ -72,14 +72,14 @@ static void unbiased(int bits, int hadamard)
 			memcpy(xr, x + r * m, m * sizeof(float));
 			if (hadamard)
 				dlcp_hadamard(xr, n, rot, 0);
-			dlcp_quantize(xr, q, m, sc, bits,
+			dlcp_quantize(xr, q, m, sc, L,
 				      dlcp_quant_seed((uint32_t)s, r, 3, 9));
 			for (i = 0; i < m; i++)
 				sum[i] += q[i];
 		}
 		for (i = 0; i < m; i++)
 			cnt[i] = N;
-		dlcp_dequantize(sum, cnt, y, m, sc, bits, DLCP_REDUCE_SUM, N);
+		dlcp_dequantize(sum, cnt, y, m, sc, L, DLCP_REDUCE_SUM, N);
 		if (hadamard)
 			dlcp_hadamard(y, n, rot, 1);
 		for (i = 0; i < n; i++) {
@@ -101,9 +101,9 @@ static void unbiased(int bits, int hadamard)
 	}
 	all /= n;
 	report(worst < 5 * sd && fabs(all) < 5 * sd / sqrt(n),
-	       "unbiased: %d bits%s, %d ranks, %d seeds: max |mean error| %.2e "
-	       "(%.2f sd), mean error over elements %.2e (bound 5 sd = %.2e, "
-	       "scale %.2f)", bits, hadamard ? " + hadamard" : "", N, S, worst,
+	       "unbiased: %d bits (L=%d)%s, %d ranks, %d seeds: max |mean error| "
+	       "%.2e (%.2f sd), mean error over elements %.2e (bound 5 sd = %.2e, "
+	       "scale %.2f)", bits, L, hadamard ? " + hadamard" : "", N, S, worst,
 	       worst / sd, all, 5 * sd, scale);
 	free(x);
 	free(y);
@@ -112,6 +112,11 @@ static void unbiased(int bits, int hadamard)
 	free(q);
 	free(sum);
 	free(cnt);
+}
+
+static void unbiased(int bits, int hadamard)
+{
+	unbiased_l(bits, hadamard, dlcp_quant_levels(bits));
 }
 
 static void bounded(int bits)
@@ -133,8 +138,8 @@ static void bounded(int bits)
 	}
 	x[0] = scale;
 	x[1] = -scale;
-	dlcp_quantize(x, q, n, scale, bits, 99);
-	dlcp_dequantize(q, cnt, y, n, scale, bits, DLCP_REDUCE_SUM, 1);
+	dlcp_quantize(x, q, n, scale, L, 99);
+	dlcp_dequantize(q, cnt, y, n, scale, L, DLCP_REDUCE_SUM, 1);
 	for (i = 0; i < n; i++) {
 		if (q[i] < -L || q[i] > L)
 			inrange = 0;
@@ -262,6 +267,7 @@ int main(void)
 	unbiased(4, 0);
 	unbiased(8, 1);
 	unbiased(4, 1);
+	unbiased_l(8, 0, 127 / 4);	/* fit: 4 ranks' sum fits 8 bits */
 	packing();
 	aggregate();
 	hadamard();
