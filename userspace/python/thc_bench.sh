@@ -10,7 +10,7 @@
 #    keep every element exact (mean over arrived contributions);
 # 2. the digits training (demo_train.sh: WORKERS ranks, RATE links, LOSS on
 #    the uplinks, BUDGET ppm) with fp32 / 8-bit / 4-bit homomorphic
-#    compression, each without and with DeAR overlap, all on the same lossy
+#    compression (and 8-bit "fit"), each without and with DeAR overlap, on the same lossy
 #    links; a table of accuracy, iteration time and bytes sent per rank.
 #
 # Environment: WORKERS (3), EPOCHS (8), RATE (20mbit), LOSS (1%), BUDGET
@@ -22,7 +22,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 export WORKERS=${WORKERS:-3} EPOCHS=${EPOCHS:-8} RATE=${RATE:-20mbit}
 export LOSS=${LOSS:-1%} BUDGET=${BUDGET:-50000}
 export OUT=${OUT:-$HERE/results/thc.jsonl}
-export PHASES=${THC_PHASES:-dlcp:lossy,dlcp+q8:lossy,dlcp+q4:lossy,dlcp+dear:lossy,dlcp+q8+dear:lossy,dlcp+q4+dear:lossy}
+export PHASES=${THC_PHASES:-dlcp:lossy,dlcp+q8:lossy,dlcp+q4:lossy,dlcp+q8+fit:lossy,dlcp+dear:lossy,dlcp+q8+dear:lossy,dlcp+q4+dear:lossy,dlcp+q8+fit+dear:lossy}
 rc=0
 
 make -s -C "$TOP/userspace/lib" >/dev/null
