@@ -4,7 +4,7 @@
 # Homomorphic compression and DeAR overlap, measured (issue #9). Inside the
 # test VM (root, module built):
 #
-#   tools/vm-run --timeout 1500 -- userspace/python/thc_bench.sh
+#   tools/vm-run --timeout 2400 -- userspace/python/thc_bench.sh
 #
 # 1. test_qcoll over DLCP on a lossy lo (netem LOSS): quantized collectives
 #    keep every element exact (mean over arrived contributions);
@@ -13,13 +13,13 @@
 #    compression (and 8-bit "fit"), each without and with DeAR overlap, on the same lossy
 #    links; a table of accuracy, iteration time and bytes sent per rank.
 #
-# Environment: WORKERS (3), EPOCHS (8), RATE (20mbit), LOSS (1%), BUDGET
+# Environment: WORKERS (3), EPOCHS (6), RATE (20mbit), LOSS (1%), BUDGET
 # (50000), THC_PHASES (the phase list), OUT (results file).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
-export WORKERS=${WORKERS:-3} EPOCHS=${EPOCHS:-8} RATE=${RATE:-20mbit}
+export WORKERS=${WORKERS:-3} EPOCHS=${EPOCHS:-6} RATE=${RATE:-20mbit}
 export LOSS=${LOSS:-1%} BUDGET=${BUDGET:-50000}
 export OUT=${OUT:-$HERE/results/thc.jsonl}
 export PHASES=${THC_PHASES:-dlcp:lossy,dlcp+q8:lossy,dlcp+q4:lossy,dlcp+q8+fit:lossy,dlcp+dear:lossy,dlcp+q8+dear:lossy,dlcp+q4+dear:lossy,dlcp+q8+fit+dear:lossy}
