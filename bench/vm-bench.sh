@@ -6,7 +6,7 @@
 #
 #   bench/vm-bench.sh OUTDIR GROUP[,GROUP...] [quick]
 #
-# GROUP: base | loss | loss2 | burst | reorder | incast | prio | scaling | cpu
+# GROUP: base | loss | loss2 | burst | reorder | incast | prio | scaling | cpu | thc
 # Appends one JSON object per measured case to OUTDIR/raw/GROUP.jsonl.
 #
 # Topology (network namespaces of the one VM, one veth pair):
@@ -323,6 +323,13 @@ run_group()
 		D=$([ -n "$QUICK" ] && echo 3 || echo 5)
 		both s8 unshaped_1m 1 "{\"size\":$MiB,\"concurrency\":4,\"duration\":$D}" "" -- \
 			--size 1m --concurrency 4 --duration "$D"
+		;;
+	thc)	# issue #9: digits training, fp32 / 8-bit / 4-bit homomorphic
+		# compression, with and without DeAR overlap (full bench only)
+		mkdir -p "$OUT/thc"
+		OUT="$OUT/thc/train.jsonl" "$REPO/userspace/python/thc_bench.sh" \
+			> "$OUT/thc/results.md" 2> "$OUT/thc/log.txt" ||
+			log "thc_bench.sh failed (see $OUT/thc/log.txt)"
 		;;
 	*)
 		log "unknown group $GROUP"; exit 2

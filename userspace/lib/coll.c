@@ -942,3 +942,49 @@ int dlcp_barrier(struct dlcp_group *g, uint32_t iteration, int timeout_ms)
 	}
 	return err;
 }
+
+/* Internals for qcoll.c (see libdlcp_int.h). */
+int dlcp__recv_msg(struct dlcp_group *g, int src, uint32_t tid,
+		   uint32_t iteration, uint32_t tag, int timeout_ms, void **buf,
+		   struct dlcp_tensor_info *info, struct dlcp_range **lost)
+{
+	struct stash *s;
+	int err = recv_match(g, src, tid, iteration, tag, timeout_ms, &s);
+
+	if (err)
+		return err;
+	*buf = s->buf;
+	*info = s->info;
+	*lost = s->lost;
+	free(s);
+	return 0;
+}
+
+const struct sockaddr_in *dlcp__group_addr(const struct dlcp_group *g, int r)
+{
+	return &g->addrs[r];
+}
+
+int dlcp__group_timeout(const struct dlcp_group *g)
+{
+	return g->timeout_ms;
+}
+
+uint32_t dlcp__mk_tid(uint32_t tag, int kind, uint32_t step)
+{
+	return mk_tid(tag, kind, step);
+}
+
+void dlcp__send_abort(struct dlcp_group *g, uint32_t tag, uint32_t iteration,
+		      size_t n, int error)
+{
+	struct dlcp_coll_opts o = { 0 };
+	struct coll c = { 0 };
+
+	o.tag = tag;
+	o.iteration = iteration;
+	c.g = g;
+	c.o = &o;
+	c.n = n;
+	send_abort(&c, error);
+}

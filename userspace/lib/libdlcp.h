@@ -314,6 +314,111 @@ int dlcp_ps_push_pull(struct dlcp_group *g, const void *send, void *recv,
 /* A simple barrier (one exact message around the ring, twice). */
 int dlcp_barrier(struct dlcp_group *g, uint32_t iteration, int timeout_ms);
 
+/* ------------------------------------------------------------------ */
+/* Homomorphic quantization (quant.c) and quantized collectives         */
+/* (qcoll.c)                                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Levels L of a b-bit quantizer: 7 (b = 4), 127 (b = 8), 0 otherwise.
+ * Quantized values are integers in [-L, L]; a sum of c of them lies in
+ * [-cL, cL], which an int32 holds for any c <= DLCP_GROUP_MAX.
+ */
+int dlcp_quant_levels(int bits);
+/* Seed of the rounding stream of @rank for (@tag, @iteration). */
+uint64_t dlcp_quant_seed(uint32_t seed, int rank, uint32_t tag,
+			 uint32_t iteration);
+/*
+ * Stochastic rounding to @L levels (1..127, e.g. dlcp_quant_levels(bits)):
+ * q[i] = floor(y + u), y = x[i] * L / @scale clamped to [-L, L], u uniform
+ * in [0, 1) from @seed. E[q[i]] = y (unbiased), |q[i] - y| < 1. 0 or
+ * -EINVAL (L out of range, scale not > 0).
+ */
+int dlcp_quantize(const float *x, int32_t *q, size_t n, float scale, int L,
+		  uint64_t seed);
+/*
+ * out[i] = sum[i] * scale / L, averaged per @mode (enum dlcp_reduce) over
+ * cnt[i] contributions of @world; cnt 0 gives 0. Returns how many had
+ * cnt 0, or -EINVAL.
+ */
+long dlcp_dequantize(const int32_t *sum, const uint32_t *cnt, float *out,
+		     size_t n, float scale, int L, int mode,
+		     unsigned int world);
+/* Narrowest wire width (4, 8, 16 or 32 bits) holding every @v[i]. */
+int dlcp_qwidth(const int32_t *v, size_t n);
+/* Bytes of @n elements of @width bits (4: two per byte, low nibble first). */
+size_t dlcp_qwire_bytes(size_t n, int width);
+/* Pack / unpack two's complement integers of @width bits (host order). */
+void dlcp_qpack(const int32_t *v, size_t n, int width, void *out);
+void dlcp_qunpack(const void *in, size_t n, int width, int32_t *out);
+/*
+ * Randomized block Hadamard rotation: random signs from @seed, then an
+ * orthonormal Walsh-Hadamard transform per block (power-of-two blocks of up
+ * to 16384 elements; a tail under 16 elements is zero-padded). @x holds
+ * dlcp_hadamard_len(@n) elements (zeros past @n before a forward call).
+ * @inverse undoes it.
+ */
+size_t dlcp_hadamard_len(size_t n);
+int dlcp_hadamard(float *x, size_t n, uint64_t seed, int inverse);
+
+/**
+ * struct dlcp_quant_opts - homomorphic compression of a collective
+ * @bits:	4 or 8
+ * @hadamard:	rotate (randomized Hadamard) before quantizing
+ * @seed:	rotation seed; every rank must pass the same (checked), it is
+ *		mixed with the collective's tag and iteration
+ * @fit:	THC's trade: each rank quantizes to L / world levels (at least
+ *		1), so that any sum of all contributions still fits @bits and
+ *		every message is @bits wide; otherwise L levels and partial
+ *		sums widen on the wire (8 bits: mostly 16-bit messages)
+ */
+struct dlcp_quant_opts {
+	int bits;
+	int hadamard;
+	uint32_t seed;
+	int fit;
+};
+
+/*
+ * Quantized state of one tensor between a reduce-scatter and its
+ * all-gather (DeAR-style split): the shared scale, this rank's quantized
+ * contribution, and the integer sums and counts of its own chunk.
+ */
+struct dlcp_qstate;
+int dlcp_qstate_alloc(struct dlcp_qstate **qs);
+void dlcp_qstate_free(struct dlcp_qstate *qs);
+
+/*
+ * Quantized collectives on FP32 @buf. First a tiny exchange of every
+ * rank's max |x| (after the rotation) gives the shared scale; every rank
+ * quantizes with it and the ring (or the server) adds the integers as they
+ * come, on the wire at the narrowest width holding them (4/8/16/32 bits,
+ * whole elements per packet), counting contributions per element exactly
+ * as the FP32 collectives do (lost segments: counts, unbiased mean). The
+ * sums are decompressed once, at the end. Same opts and semantics as
+ * dlcp_allreduce() / dlcp_ps_push_pull(); an element lost in the
+ * all-gather or pull takes this rank's own (quantized) contribution.
+ */
+int dlcp_allreduce_q(struct dlcp_group *g, float *buf, size_t n,
+		     const struct dlcp_coll_opts *opts,
+		     const struct dlcp_quant_opts *q);
+int dlcp_ps_push_pull_q(struct dlcp_group *g, const float *send, float *recv,
+			size_t n, const struct dlcp_coll_opts *opts,
+			const struct dlcp_quant_opts *q);
+/*
+ * The two halves, for overlap: the reduce-scatter leaves its result in
+ * @qs (without rotation, chunk dlcp_group_rank() of @buf also gets the
+ * decompressed result); dlcp_all_gather_q() with the same @qs and @n (and
+ * the same tag, any iteration) completes @buf.
+ */
+int dlcp_reduce_scatter_q(struct dlcp_group *g, float *buf, size_t n,
+			  const struct dlcp_coll_opts *opts,
+			  const struct dlcp_quant_opts *q,
+			  struct dlcp_qstate *qs);
+int dlcp_all_gather_q(struct dlcp_group *g, float *buf, size_t n,
+		      const struct dlcp_coll_opts *opts,
+		      struct dlcp_qstate *qs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,23 @@
 #ifndef LIBDLCP_INT_H
 #define LIBDLCP_INT_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 long dlcp__now_ms(void);
+
+/* coll.c, for qcoll.c: message keys, the stash, aborts */
+struct dlcp_group;
+struct dlcp_tensor_info;
+struct dlcp_range;
+struct sockaddr_in;
+int dlcp__recv_msg(struct dlcp_group *g, int src, uint32_t tid,
+		   uint32_t iteration, uint32_t tag, int timeout_ms, void **buf,
+		   struct dlcp_tensor_info *info, struct dlcp_range **lost);
+const struct sockaddr_in *dlcp__group_addr(const struct dlcp_group *g, int r);
+int dlcp__group_timeout(const struct dlcp_group *g);
+uint32_t dlcp__mk_tid(uint32_t tag, int kind, uint32_t step);
+void dlcp__send_abort(struct dlcp_group *g, uint32_t tag, uint32_t iteration,
+		      size_t n, int error);
 
 #endif

@@ -321,3 +321,111 @@ class Group:
         d = {f: getattr(info, f) for f, _ in TensorInfo._fields_ if f != "src"}
         d["src"] = str(info.src)
         return data, d, ranges
+
+
+# ---------------------------------------------------------------------------
+# Homomorphic quantized collectives (libdlcp quant.c / qcoll.c)
+
+class QuantOpts(ctypes.Structure):
+    _fields_ = [("bits", ctypes.c_int), ("hadamard", ctypes.c_int), ("seed", ctypes.c_uint32),
+                ("fit", ctypes.c_int)]
+
+
+_allreduce_q = _sig("dlcp_allreduce_q", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
+                    _P(CollOpts), _P(QuantOpts))
+_ps_q = _sig("dlcp_ps_push_pull_q", ctypes.c_int, _vp, _vp, _vp, ctypes.c_size_t,
+             _P(CollOpts), _P(QuantOpts))
+_reduce_scatter_q = _sig("dlcp_reduce_scatter_q", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
+                         _P(CollOpts), _P(QuantOpts), _vp)
+_all_gather_q = _sig("dlcp_all_gather_q", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
+                     _P(CollOpts), _vp)
+_qstate_alloc = _sig("dlcp_qstate_alloc", ctypes.c_int, _P(_vp))
+_qstate_free = _sig("dlcp_qstate_free", None, _vp)
+
+
+class QState:
+    """State of one quantized tensor between reduce_scatter_q and all_gather_q."""
+
+    def __init__(self):
+        self._p = _vp()
+        _check(_qstate_alloc(ctypes.byref(self._p)), "dlcp_qstate_alloc")
+
+    def __del__(self):
+        if getattr(self, "_p", None):
+            _qstate_free(self._p)
+            self._p = None
+
+
+def _qopts(bits, hadamard, seed, fit=False):
+    q = QuantOpts()
+    q.bits, q.hadamard, q.seed = bits, int(bool(hadamard)), seed & 0xffffffff
+    q.fit = int(bool(fit))
+    return q
+
+
+def _fp32(t):
+    ptr, n, dt = _buf(t)
+    if dt != DTYPE_FP32:
+        raise ValueError("quantized collectives need float32")
+    return ptr, n
+
+
+def _g_allreduce_q(self, t, bits=8, hadamard=False, seed=0, fit=False, tag=0, iteration=0,
+                   layer=0, budget_ppm=0, budget2_ppm=None, reduce=REDUCE_MEAN, timeout_ms=0):
+    """Quantized ring all-reduce in place (bits 4 or 8); returns the stats dict."""
+    stats = CollStats()
+    o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, 0, 0,
+                   timeout_ms, stats)
+    ptr, n = _fp32(t)
+    q = _qopts(bits, hadamard, seed, fit)
+    _check(_allreduce_q(self._g, ptr, n, ctypes.byref(o), ctypes.byref(q)),
+           "dlcp_allreduce_q")
+    return stats.as_dict()
+
+
+def _g_ps_push_pull_q(self, send, recv=None, bits=8, hadamard=False, seed=0, fit=False,
+                      tag=0, iteration=0, layer=0, budget_ppm=0, budget2_ppm=None,
+                      reduce=REDUCE_MEAN, server=0, dedicated_server=False, timeout_ms=0):
+    stats = CollStats()
+    o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, server,
+                   dedicated_server, timeout_ms, stats)
+    q = _qopts(bits, hadamard, seed, fit)
+    if send is None:
+        sp = rp = None
+        n = recv[0] if isinstance(recv, tuple) else 0
+    else:
+        sp, n = _fp32(send)
+        rp = _fp32(recv if recv is not None else send)[0]
+    _check(_ps_q(self._g, sp, rp, n, ctypes.byref(o), ctypes.byref(q)),
+           "dlcp_ps_push_pull_q")
+    return stats.as_dict()
+
+
+def _g_reduce_scatter_q(self, t, qstate, bits=8, hadamard=False, seed=0, fit=False,
+                        tag=0, iteration=0, layer=0, budget_ppm=0, reduce=REDUCE_MEAN,
+                        timeout_ms=0):
+    stats = CollStats()
+    o = self._opts(tag, iteration, layer, budget_ppm, None, reduce, 0, 0, timeout_ms,
+                   stats)
+    ptr, n = _fp32(t)
+    q = _qopts(bits, hadamard, seed, fit)
+    _check(_reduce_scatter_q(self._g, ptr, n, ctypes.byref(o), ctypes.byref(q),
+                             qstate._p), "dlcp_reduce_scatter_q")
+    return stats.as_dict()
+
+
+def _g_all_gather_q(self, t, qstate, tag=0, iteration=0, layer=0, budget_ppm=0,
+                    timeout_ms=0):
+    stats = CollStats()
+    o = self._opts(tag, iteration, layer, 0, budget_ppm, REDUCE_MEAN, 0, 0, timeout_ms,
+                   stats)
+    ptr, n = _fp32(t)
+    _check(_all_gather_q(self._g, ptr, n, ctypes.byref(o), qstate._p),
+           "dlcp_all_gather_q")
+    return stats.as_dict()
+
+
+Group.allreduce_q = _g_allreduce_q
+Group.ps_push_pull_q = _g_ps_push_pull_q
+Group.reduce_scatter_q = _g_reduce_scatter_q
+Group.all_gather_q = _g_all_gather_q

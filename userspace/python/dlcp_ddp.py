@@ -29,7 +29,10 @@ import dlcp
 
 class DlcpHookState:
     def __init__(self, group, budget_ppm=0, budget2_ppm=None, algo="ring",
-                 reduce=dlcp.REDUCE_MEAN, timeout_ms=0, layer_of_bucket=None):
+                 reduce=dlcp.REDUCE_MEAN, timeout_ms=0, layer_of_bucket=None,
+                 compress=0, hadamard=False, seed=0, fit=False):
+        # compress: 0 (fp32 on the wire), 8 or 4 (homomorphic quantization,
+        # dlcp_allreduce_q / dlcp_ps_push_pull_q); hadamard: rotate first
         if algo not in ("ring", "ps"):
             raise ValueError("algo is 'ring' or 'ps'")
         self.group = group
@@ -39,9 +42,13 @@ class DlcpHookState:
         self.reduce = reduce
         self.timeout_ms = timeout_ms
         self.layer_of_bucket = layer_of_bucket or (lambda i: min(i, 0xffff))
+        if compress not in (0, 4, 8):
+            raise ValueError("compress is 0, 4 or 8")
+        self.compress, self.hadamard, self.seed = compress, bool(hadamard), seed
+        self.fit = bool(fit)   # THC: levels / world, so every sum fits the bits
         self.iteration = 0
         self.stats = {"buckets": 0, "bytes_lost": 0, "elems_lost": 0,
-                      "elems_fallback": 0, "comm_s": 0.0}
+                      "elems_fallback": 0, "comm_s": 0.0, "bytes_sent": 0}
         self._q = queue.Queue()
         self._t = threading.Thread(target=self._worker, name="dlcp-ddp", daemon=True)
         self._t.start()
@@ -59,13 +66,19 @@ class DlcpHookState:
                 kw = dict(tag=idx, iteration=it, layer=self.layer_of_bucket(idx),
                           budget_ppm=self.budget_ppm, budget2_ppm=self.budget2_ppm,
                           reduce=self.reduce, timeout_ms=self.timeout_ms)
-                if self.algo == "ring":
+                if self.compress:
+                    qkw = dict(bits=self.compress, hadamard=self.hadamard, seed=self.seed,
+                               fit=self.fit)
+                    kw.update(qkw)
+                    st = (self.group.allreduce_q(flat, **kw) if self.algo == "ring"
+                          else self.group.ps_push_pull_q(flat, flat, **kw))
+                elif self.algo == "ring":
                     st = self.group.allreduce(flat, **kw)
                 else:
                     st = self.group.ps_push_pull(flat, flat, **kw)
                 self.stats["comm_s"] += time.perf_counter() - t0
                 self.stats["buckets"] += 1
-                for k in ("bytes_lost", "elems_lost", "elems_fallback"):
+                for k in ("bytes_lost", "elems_lost", "elems_fallback", "bytes_sent"):
                     self.stats[k] += st[k]
                 if flat is not buf:
                     buf.copy_(flat)

@@ -157,6 +157,38 @@ def t_classes():
           dlcp.seg_classes(a, 8, 0.5) == bytes([0, 1, 0]))
 
 
+def t_quant(world, n, bits, hadamard):
+    L = 127 if bits == 8 else 7
+
+    def v(r):
+        a = ((np.arange(n) * 7 + r * 13) % (2 * L + 1) - L).astype(np.float32)
+        if r == 0:
+            a[0] = L
+        return a
+
+    def fn(g, r):
+        a, b, c = v(r), v(r), v(r)
+        st = g.allreduce_q(a, bits=bits, hadamard=hadamard, seed=5, tag=2, iteration=1,
+                           reduce=dlcp.REDUCE_SUM)
+        g.ps_push_pull_q(b, bits=bits, hadamard=hadamard, seed=5, tag=3, iteration=1,
+                         reduce=dlcp.REDUCE_SUM)
+        qs = dlcp.QState()
+        g.reduce_scatter_q(c, qs, bits=bits, hadamard=hadamard, seed=5, tag=4,
+                           iteration=1, reduce=dlcp.REDUCE_SUM)
+        g.all_gather_q(c, qs, tag=4, iteration=2)
+        return a, b, c, st
+    out, errs = ranks(world, fn)
+    s = sum(v(r) for r in range(world))
+    if hadamard:  # rotated: within the quantization error, ranks agree
+        ok = not any(errs) and all(
+            np.linalg.norm(o[k] - s) <= 2.0 / L * np.linalg.norm(s) and
+            np.array_equal(o[k], out[0][k]) for o in out for k in (0, 2))
+    else:         # integers at the shared scale: exact
+        ok = not any(errs) and all(np.array_equal(o[k], s) for o in out for k in range(3))
+    check("quantized allreduce/ps/rs+ag %d bits%s world=%d n=%d" % (
+        bits, " + hadamard" if hadamard else "", world, n), ok)
+
+
 def main():
     print("TAP version 13")
     for w in (1, 2, 4):
@@ -169,6 +201,9 @@ def main():
     t_bad_input()
     t_p2p()
     t_classes()
+    t_quant(3, 5000, 8, False)
+    t_quant(2, 1001, 4, False)
+    t_quant(4, 5000, 8, True)
     print("1..%d" % len(results))
     print("# %d passed, %d failed" % (sum(results), len(results) - sum(results)))
     return 0 if all(results) else 1

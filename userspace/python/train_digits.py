@@ -10,7 +10,11 @@ same seed:
     --phases gloo:lossy,dlcp:lossy,gloo:clean
 
 "gloo" is plain DDP (gloo allreduce over TCP); "dlcp" registers
-dlcp_ddp.dlcp_hook (ring all-reduce over DLCP, --budget ppm). The part after
+dlcp_ddp.dlcp_hook (ring all-reduce over DLCP, --budget ppm); "dlcp" takes
+'+' modifiers: q8 / q4 (homomorphic compression, 8 or 4 bits), h (Hadamard
+rotation), fit (THC: levels / world, the sums fit the bits), dear
+(dlcp_dear: reduce-scatter in backward, all-gather overlapped with the next
+forward), e.g. dlcp+q8+dear:lossy. The part after
 ':' is passed to $DLCP_LINK_CMD by rank 0 before the phase (between two
 barriers) to reshape the links; without it, it is only a label.
 Rank 0 prints one JSON line per phase: iteration times (ms) and test
@@ -65,6 +69,20 @@ def pct(a, p):
 
 def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
     kind, _, cond = phase.partition(":")
+    kind, *mods = kind.split("+")
+    compress, hadamard, dear = args.compress, args.hadamard, args.dear
+    fit = False
+    for m in mods:
+        if m in ("q8", "q4", "q0"):
+            compress = int(m[1:])
+        elif m == "h":
+            hadamard = True
+        elif m == "dear":
+            dear = True
+        elif m == "fit":
+            fit = True
+        else:
+            raise SystemExit("unknown phase modifier %s" % m)
     if cond and os.environ.get("DLCP_LINK_CMD"):
         dist.barrier()
         if rank == 0:
@@ -81,12 +99,19 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
         if not hasattr(run_phase, "group"):
             run_phase.group = dlcp.Group.from_env(transport=-1,
                                                   timeout_ms=args.timeout_ms)
-        state = dlcp_ddp.DlcpHookState(run_phase.group, budget_ppm=args.budget,
-                                       budget2_ppm=args.budget2, algo=args.algo,
-                                       timeout_ms=args.timeout_ms)
+        qkw = dict(budget_ppm=args.budget, budget2_ppm=args.budget2,
+                   timeout_ms=args.timeout_ms, compress=compress, hadamard=hadamard,
+                   seed=args.seed, fit=fit)
+        if dear:
+            import dlcp_dear
+            state = dlcp_dear.DearState(
+                run_phase.group, net,
+                lambda ps: torch.optim.SGD(ps, lr=args.lr, momentum=0.9), **qkw)
+        else:
+            state = dlcp_ddp.DlcpHookState(run_phase.group, algo=args.algo, **qkw)
         # iterations of different phases must not share message keys
         state.iteration = 1000000 * len(getattr(run_phase, "done", []))
-        ddp.register_comm_hook(state, dlcp_ddp.dlcp_hook)
+        ddp.register_comm_hook(state, dlcp_dear.dear_hook if dear else dlcp_ddp.dlcp_hook)
     elif kind != "gloo":
         raise SystemExit("unknown phase kind %s" % kind)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
@@ -102,15 +127,19 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
         for i in range(per):
             idx = perm[i * args.batch:(i + 1) * args.batch]
             t0 = time.perf_counter()
-            opt.zero_grad()
+            if not dear:
+                opt.zero_grad()
             loss = lossf(ddp(Xs[idx]), ys[idx])
             loss.backward()
-            opt.step()
+            if not dear:
+                opt.step()
             times.append((time.perf_counter() - t0) * 1000)
         if rank == 0:
             w = times[-per:]
             log("%s epoch %d: %d iters, mean %.1f ms, max %.1f ms" % (
                 phase, ep, len(w), sum(w) / len(w), max(w)))
+    if dear:
+        state.flush()
     total = time.perf_counter() - t_start
     with torch.no_grad():
         acc = (net(Xte).argmax(1) == yte).float().mean().item() * 100
@@ -126,7 +155,10 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
            "mean_ms": sum(w) / len(w), "p50_ms": pct(w, 50), "p99_ms": pct(w, 99),
            "total_s": total, "test_acc": acc, "train_loss": tr_loss,
            "param_spread": (spread - mn).abs().max().item(),
-           "budget_ppm": args.budget if kind == "dlcp" else 0}
+           "budget_ppm": args.budget if kind == "dlcp" else 0,
+           "compress": compress if kind == "dlcp" else 0,
+           "hadamard": hadamard and kind == "dlcp", "dear": dear and kind == "dlcp",
+           "fit": fit and kind == "dlcp"}
     if state is not None:
         state.close()
         res["dlcp"] = state.stats
@@ -145,6 +177,10 @@ def main():
     ap.add_argument("--budget", type=int, default=50000, help="ppm, reduce-scatter")
     ap.add_argument("--budget2", type=int, default=None, help="ppm, all-gather")
     ap.add_argument("--algo", default="ring", choices=["ring", "ps"])
+    ap.add_argument("--compress", type=int, default=0, choices=[0, 4, 8],
+                    help="dlcp phases: homomorphic compression bits (0: fp32)")
+    ap.add_argument("--hadamard", action="store_true", help="dlcp phases: rotate first")
+    ap.add_argument("--dear", action="store_true", help="dlcp phases: DeAR overlap")
     ap.add_argument("--bucket-mb", type=float, default=0.025)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--timeout-ms", type=int, default=60000)
