@@ -137,18 +137,14 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 		dlcp_cc_round_end(sk, p, now);
 }
 
-/*
- * The guard timer presumed segments to @p lost: halve, at most once a
- * round. Returns true if it reacted (the caller backs off the RTO).
- */
-bool dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
+/* The guard timer presumed segments to @p lost: halve, at most once a round. */
+void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 {
 	u64 now = ktime_get_ns();
 
 	if (p->cc.rto_ns &&
 	    now - p->cc.rto_ns < max_t(u64, p->srtt_us, 1) * NSEC_PER_USEC)
-		return false;
+		return;
 	p->cc.rto_ns = now;
 	dlcp_cc_set(sk, p, p->cwnd / 2, "timeout");
-	return true;
 }

@@ -534,6 +534,7 @@ struct dlcp_cc {
  * @cwnd:	congestion window in segments
  * @cc:		congestion control state
  * @rto_shift:	timeouts since the last RTT sample (RTO backoff)
+ * @rto_run:	jiffies of the guard timer run that last backed off
  * @srtt_us:	smoothed round-trip time, 0 before the first sample
  * @rttvar_us:	round-trip time variation
  * @next_xmit_ns: pacing: earliest time of the next transmission
@@ -547,6 +548,7 @@ struct dlcp_peer {
 	u32			cwnd;
 	struct dlcp_cc		cc;
 	u8			rto_shift;
+	unsigned long		rto_run;
 	u32			srtt_us;
 	u32			rttvar_us;
 	u64			next_xmit_ns;
@@ -743,7 +745,7 @@ u32 dlcp_peer_min_rto_us(const struct sock *sk);
 void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p);
 void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 		       u32 acked_bytes, u32 lost, u32 ce_bytes);
-bool dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p);
+void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p);
 void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us);
 
 /* dlcp_prio.c */

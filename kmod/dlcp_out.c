@@ -773,9 +773,12 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
 		DLCP_INC_STATS(net, DLCP_MIB_RETRANS_TIMEOUT);
 		dlcp_flight_resolve(dsk, f);
-		/* halve and back off once a round, not once a segment */
-		if (dlcp_cc_on_timeout(sk, p))
+		/* back off once a timer run, not once a segment */
+		if (p->rto_run != now) {
+			p->rto_run = now;
 			p->rto_shift = min_t(u8, p->rto_shift + 1, 6);
+			dlcp_cc_on_timeout(sk, p);
+		}
 	}
 	dlcp_flight_tidy(dsk);
 
