@@ -10,11 +10,19 @@ same seed:
     --phases gloo:lossy,dlcp:lossy,gloo:clean
 
 "gloo" is plain DDP (gloo allreduce over TCP); "dlcp" registers
-dlcp_ddp.dlcp_hook (ring all-reduce over DLCP, --budget ppm). The part after
-':' is passed to $DLCP_LINK_CMD by rank 0 before the phase (between two
-barriers) to reshape the links; without it, it is only a label.
-Rank 0 prints one JSON line per phase: iteration times (ms) and test
-accuracy.
+dlcp_ddp.dlcp_hook (ring all-reduce over DLCP, --budget ppm); "local" trains
+without any gradient exchange (each rank on its own shard: the compute time
+alone, for reference). The part after ':' is passed to $DLCP_LINK_CMD by
+rank 0 before the phase (between two barriers) to reshape the links; without
+it, it is only a label.
+Rank 0 prints one JSON line per phase: iteration times (ms; forward and
+backward apart, the exchange happens in backward), test accuracy, and for
+DLCP the hook's statistics and the module's counters over the phase, summed
+over the ranks.
+
+DDP's buckets are its default size (--bucket-mb 25): the model (85k
+parameters at --hidden 256) is one bucket, one all-reduce per iteration, as
+a user of DDP would get it; smaller buckets mean more, smaller collectives.
 """
 import argparse
 import datetime
@@ -59,6 +67,34 @@ def model(hidden, seed):
                          nn.ReLU(), nn.Linear(hidden, 10))
 
 
+SNMP_KEYS = ("DlcpOutDataPkts", "DlcpRetransPkts", "DlcpRetransReported",
+             "DlcpRetransTimeout", "DlcpRetransAvoided", "DlcpProbesSent",
+             "DlcpInDupPkts", "DlcpDropUnknownMsg", "DlcpOutMsgs", "DlcpInMsgsLossy",
+             "DlcpInBytesLost")
+
+
+def snmp():
+    """This namespace's DLCP counters (zeros without the module)."""
+    vals = dict.fromkeys(SNMP_KEYS, 0)
+    try:
+        with open("/proc/net/dlcp/snmp") as f:
+            for line in f:
+                k, _, v = line.partition(" ")
+                if k in vals:
+                    vals[k] = int(v)
+    except (OSError, ValueError):
+        pass
+    return vals
+
+
+def snmp_delta_sum(before):
+    """Counters since @before, summed over the ranks."""
+    now = snmp()
+    t = torch.tensor([now[k] - before[k] for k in SNMP_KEYS], dtype=torch.float64)
+    dist.all_reduce(t)
+    return {k: int(v) for k, v in zip(SNMP_KEYS, t.tolist())}
+
+
 def pct(a, p):
     return float(np.percentile(np.array(a), p)) if a else float("nan")
 
@@ -71,9 +107,9 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
             subprocess.run(shlex.split(os.environ["DLCP_LINK_CMD"]) + [cond], check=True)
         dist.barrier()
     net = model(args.hidden, args.seed)
-    # several buckets even for a small model (1.13 sizes the first one apart)
+    # 1.13 sizes the first bucket apart: use one size for every bucket
     dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.bucket_mb * 1024 * 1024)
-    ddp = DDP(net, bucket_cap_mb=args.bucket_mb)
+    ddp = DDP(net, bucket_cap_mb=args.bucket_mb) if kind != "local" else net
     state = None
     if kind == "dlcp":
         import dlcp
@@ -87,15 +123,16 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
         # iterations of different phases must not share message keys
         state.iteration = 1000000 * len(getattr(run_phase, "done", []))
         ddp.register_comm_hook(state, dlcp_ddp.dlcp_hook)
-    elif kind != "gloo":
+    elif kind not in ("gloo", "local"):
         raise SystemExit("unknown phase kind %s" % kind)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
     lossf = nn.CrossEntropyLoss()
     Xs, ys = Xtr[rank::world], ytr[rank::world]
     per = min(len(Xtr[r::world]) for r in range(world)) // args.batch
-    times = []
+    times, fwd, bwd = [], [], []
     g = torch.Generator().manual_seed(args.seed + rank)
     dist.barrier()
+    counters = snmp()
     t_start = time.perf_counter()
     for ep in range(args.epochs):
         perm = torch.randperm(len(Xs), generator=g)
@@ -104,14 +141,20 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
             t0 = time.perf_counter()
             opt.zero_grad()
             loss = lossf(ddp(Xs[idx]), ys[idx])
+            t1 = time.perf_counter()
             loss.backward()
+            t2 = time.perf_counter()
             opt.step()
             times.append((time.perf_counter() - t0) * 1000)
+            fwd.append((t1 - t0) * 1000)
+            bwd.append((t2 - t1) * 1000)
         if rank == 0:
             w = times[-per:]
             log("%s epoch %d: %d iters, mean %.1f ms, max %.1f ms" % (
                 phase, ep, len(w), sum(w) / len(w), max(w)))
     total = time.perf_counter() - t_start
+    dist.barrier()
+    counters = snmp_delta_sum(counters)
     with torch.no_grad():
         acc = (net(Xte).argmax(1) == yte).float().mean().item() * 100
         tr_loss = lossf(net(Xtr), ytr).item()
@@ -124,12 +167,17 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
     w = times[args.warmup:] or times
     res = {"phase": phase, "rank": rank, "world": world, "iters": len(times),
            "mean_ms": sum(w) / len(w), "p50_ms": pct(w, 50), "p99_ms": pct(w, 99),
-           "total_s": total, "test_acc": acc, "train_loss": tr_loss,
+           "total_s": total, "fwd_ms": sum(fwd) / len(fwd),
+           "bwd_ms": sum(bwd) / len(bwd), "test_acc": acc, "train_loss": tr_loss,
            "param_spread": (spread - mn).abs().max().item(),
            "budget_ppm": args.budget if kind == "dlcp" else 0}
+    if kind == "dlcp":
+        res["snmp"] = counters
     if state is not None:
         state.close()
-        res["dlcp"] = state.stats
+        res["dlcp"] = dict(state.stats, bucket_p50_ms=pct(state.bucket_ms, 50),
+                           bucket_p99_ms=pct(state.bucket_ms, 99),
+                           bucket_max_ms=max(state.bucket_ms, default=0))
     run_phase.done = getattr(run_phase, "done", []) + [phase]
     return res
 
@@ -137,15 +185,15 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--phases", default="gloo,dlcp")
-    ap.add_argument("--epochs", type=int, default=15)
+    ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--hidden", type=int, default=256)
-    ap.add_argument("--lr", type=float, default=0.02)
+    ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=int, default=50000, help="ppm, reduce-scatter")
     ap.add_argument("--budget2", type=int, default=None, help="ppm, all-gather")
     ap.add_argument("--algo", default="ring", choices=["ring", "ps"])
-    ap.add_argument("--bucket-mb", type=float, default=0.025)
+    ap.add_argument("--bucket-mb", type=float, default=25)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--timeout-ms", type=int, default=60000)
     ap.add_argument("--out", default=None, help="append JSON lines here (rank 0)")
