@@ -22,7 +22,7 @@
 # train_digits.py options), DLCP_KO (module), PHASES
 # (gloo:lossy,dlcp:lossy,gloo:clean; also local:clean, the compute alone, and
 # COND-rtoMS, e.g. dlcp:lossy-rto50), OUT (results file; worker logs go next
-# to it).
+# to it), SAMPLE (seconds: log rank 0's DLCP cwnd and srtt to sockets.log).
 #
 #   demo_train.sh link clean|lossy[-rtoMS]    (internal: reshape the links)
 set -euo pipefail
@@ -122,6 +122,15 @@ trap teardown EXIT
 link lossy
 ip netns exec dw0 ping -c 1 -W 2 "10.77.0.$WORKERS" >/dev/null
 
+# SAMPLE=S: every S seconds, log rank 0's DLCP sockets (cwnd, srtt_us)
+if [ -n "${SAMPLE:-}" ]; then
+	# shellcheck disable=SC2016  # awk fields
+	while sleep "$SAMPLE"; do
+		echo "$(date +%s.%N) $(ip netns exec dw0 awk 'NR > 1 { print $8, $9 }' \
+			/proc/net/dlcp/sockets 2>/dev/null | tr '\n' ' ')"
+	done > "$LOGDIR/sockets.log" &
+	sampler=$!
+fi
 read -ra targs <<< "$TRAIN_ARGS"
 pids=()
 for ((i = 0; i < WORKERS; i++)); do
@@ -146,6 +155,7 @@ if [ $rc != 0 ]; then
 		echo "---- rank $i"; tail -30 "$LOGDIR/train.$i.log"
 	done
 fi
+[ -z "${sampler:-}" ] || kill "$sampler"
 grep -h 'phase done' "$LOGDIR/train.0.log" | cut -c1-300 >&2 || true
 # DLCP counters, summed over the workers' namespaces
 for ((i = 0; i < WORKERS; i++)); do
