@@ -12,8 +12,9 @@
 # packet, worker to worker, sees the loss rate once.
 # The same job (train_digits.py, fixed seed) runs over plain gloo (TCP
 # allreduce) and over DLCP (dlcp_ddp hook, ring all-reduce with a loss
-# budget) on the same lossy links, then gloo on clean links as the lossless
-# reference; a table compares iteration time and test accuracy.
+# budget) on the same lossy links, alternating epoch by epoch, then gloo on
+# clean links as the lossless reference; a table compares iteration time
+# and test accuracy.
 #
 # Environment: WORKERS (4), RATE (20mbit), LOSS (1%), DELAY (1ms),
 # BUDGET (ppm, 50000), EPOCHS (10), HIDDEN (256), LR (0.05), BUCKET_MB (25,
@@ -22,7 +23,9 @@
 # train_digits.py options), DLCP_KO (module), PHASES
 # (gloo:lossy,dlcp:lossy,gloo:clean; also local:clean, the compute alone, and
 # COND-rtoMS, e.g. dlcp:lossy-rto50), OUT (results file; worker logs go next
-# to it), SAMPLE (seconds: log rank 0's DLCP cwnd and srtt to sockets.log).
+# to it), SAMPLE (seconds: log rank 0's DLCP cwnd and srtt to sockets.log),
+# INTERLEAVE (1: phases on the same links alternate epoch by epoch, so that
+# gloo and DLCP see the same load of a shared host; 0: one after the other).
 #
 #   demo_train.sh link clean|lossy[-rtoMS]    (internal: reshape the links)
 set -euo pipefail
@@ -40,6 +43,7 @@ LR=${LR:-0.05}
 BUCKET_MB=${BUCKET_MB:-25}
 TRAIN_ARGS=${TRAIN_ARGS:-}
 RTO_MIN_MS=${RTO_MIN_MS:-}
+INTERLEAVE=${INTERLEAVE:-1}
 PHASES=${PHASES:-gloo:lossy,dlcp:lossy,gloo:clean}
 OUT=${OUT:-$HERE/results/demo-train.jsonl}
 LOGDIR=$(dirname "$OUT")
@@ -136,6 +140,7 @@ pids=()
 for ((i = 0; i < WORKERS; i++)); do
 	outarg=()
 	[ "$i" = 0 ] && outarg=(--out "$OUT")
+	[ "$INTERLEAVE" = 1 ] && outarg+=(--interleave)
 	ip netns exec "dw$i" env RANK=$i WORLD_SIZE="$WORKERS" MASTER_ADDR=10.77.0.1 \
 		MASTER_PORT=29500 GLOO_SOCKET_IFNAME="v$i" DLCP_BASE_PORT=29600 DLCP_LINK_CMD="$HERE/demo_train.sh link" \
 		WORKERS="$WORKERS" RATE="$RATE" LOSS="$LOSS" DELAY="$DELAY" \

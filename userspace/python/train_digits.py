@@ -99,13 +99,18 @@ def pct(a, p):
     return float(np.percentile(np.array(a), p)) if a else float("nan")
 
 
-def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
-    kind, _, cond = phase.partition(":")
+def set_link(cond, rank):
+    """Rank 0 reshapes the links for @cond (between two barriers)."""
     if cond and os.environ.get("DLCP_LINK_CMD"):
         dist.barrier()
         if rank == 0:
             subprocess.run(shlex.split(os.environ["DLCP_LINK_CMD"]) + [cond], check=True)
         dist.barrier()
+
+
+def run_phase(args, phase, index, rank, world, Xtr, ytr, Xte, yte):
+    """A generator: yields None after each epoch, then the phase's results."""
+    kind = phase.partition(":")[0]
     net = model(args.hidden, args.seed)
     # 1.13 sizes the first bucket apart: use one size for every bucket
     dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.bucket_mb * 1024 * 1024)
@@ -121,7 +126,7 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
                                        budget2_ppm=args.budget2, algo=args.algo,
                                        timeout_ms=args.timeout_ms)
         # iterations of different phases must not share message keys
-        state.iteration = 1000000 * len(getattr(run_phase, "done", []))
+        state.iteration = 1000000 * index
         ddp.register_comm_hook(state, dlcp_ddp.dlcp_hook)
     elif kind not in ("gloo", "local"):
         raise SystemExit("unknown phase kind %s" % kind)
@@ -133,8 +138,9 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
     g = torch.Generator().manual_seed(args.seed + rank)
     dist.barrier()
     counters = snmp()
-    t_start = time.perf_counter()
+    total = 0.0
     for ep in range(args.epochs):
+        t_ep = time.perf_counter()
         perm = torch.randperm(len(Xs), generator=g)
         for i in range(per):
             idx = perm[i * args.batch:(i + 1) * args.batch]
@@ -148,11 +154,12 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
             times.append((time.perf_counter() - t0) * 1000)
             fwd.append((t1 - t0) * 1000)
             bwd.append((t2 - t1) * 1000)
+        total += time.perf_counter() - t_ep
         if rank == 0:
             w = times[-per:]
             log("%s epoch %d: %d iters, mean %.1f ms, max %.1f ms" % (
                 phase, ep, len(w), sum(w) / len(w), max(w)))
-    total = time.perf_counter() - t_start
+        yield None
     dist.barrier()
     counters = snmp_delta_sum(counters)
     with torch.no_grad():
@@ -178,8 +185,26 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
         res["dlcp"] = dict(state.stats, bucket_p50_ms=pct(state.bucket_ms, 50),
                            bucket_p99_ms=pct(state.bucket_ms, 99),
                            bucket_max_ms=max(state.bucket_ms, default=0))
-    run_phase.done = getattr(run_phase, "done", []) + [phase]
-    return res
+    yield res
+
+
+def schedule(phases, interleave):
+    """Groups of (index, phase) run together, in order; with @interleave the
+    phases of one link condition alternate epoch by epoch (so that both see
+    the same load of a shared host), else each phase runs alone."""
+    groups = []
+    for i, ph in enumerate(phases):
+        cond = ph.partition(":")[2]
+        if interleave:
+            for grp in groups:
+                if grp[0] == cond:
+                    grp[1].append((i, ph))
+                    break
+            else:
+                groups.append((cond, [(i, ph)]))
+        else:
+            groups.append((cond, [(i, ph)]))
+    return groups
 
 
 def main():
@@ -197,6 +222,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--timeout-ms", type=int, default=60000)
     ap.add_argument("--out", default=None, help="append JSON lines here (rank 0)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="alternate the phases of one link condition epoch by epoch")
     args = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -206,15 +233,29 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     log("joined, world", world)
     Xtr, ytr, Xte, yte = data(args.seed)
-    for phase in args.phases.split(","):
-        res = run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte)
-        log("phase done", json.dumps(res))
-        if rank == 0:
-            line = json.dumps(res)
-            print(line, flush=True)
-            if args.out:
-                with open(args.out, "a") as f:
-                    f.write(line + "\n")
+    for cond, grp in schedule(args.phases.split(","), args.interleave):
+        set_link(cond, rank)
+        # start each phase: its set-up and first epoch
+        runs = []
+        for i, ph in grp:
+            runs.append(run_phase(args, ph, i, rank, world, Xtr, ytr, Xte, yte))
+            next(runs[-1])                  # its first epoch
+        results = {}
+        while len(results) < len(runs):
+            for i, r in enumerate(runs):
+                if i not in results:
+                    res = next(r)
+                    if res is not None:
+                        results[i] = res
+        for i in range(len(runs)):
+            res = results[i]
+            log("phase done", json.dumps(res))
+            if rank == 0:
+                line = json.dumps(res)
+                print(line, flush=True)
+                if args.out:
+                    with open(args.out, "a") as f:
+                        f.write(line + "\n")
     dist.barrier()
     if hasattr(run_phase, "group"):
         run_phase.group.close(linger_ms=2000)
