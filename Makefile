@@ -114,7 +114,7 @@ sparse: $(DEPS_STAMP)
 # DDP training of a small model over gloo/TCP and over DLCP on the same
 # lossy links, plus a lossless reference (userspace/python/demo_train.sh)
 demo: module userspace
-	tools/vm-run --timeout 1500 -- userspace/python/demo_train.sh
+	tools/vm-run --timeout 2400 -- userspace/python/demo_train.sh
 
 demo-train: demo
 

@@ -3,7 +3,7 @@
 #
 # DLCP training demo (make demo), run inside the test VM (root, module built):
 #
-#   tools/vm-run --timeout 1500 -- userspace/python/demo_train.sh
+#   tools/vm-run --timeout 2400 -- userspace/python/demo_train.sh
 #
 # N workers (default 4), each a process in its own network namespace
 # (dw0..dwN-1, 10.77.0.(i+1)/24), joined by veths to a bridge in a router
