@@ -17,7 +17,8 @@
 # and test accuracy.
 #
 # Environment: WORKERS (4), RATE (20mbit), LOSS (1%), DELAY (1ms),
-# BUDGET (ppm, 50000), EPOCHS (10), HIDDEN (256), LR (0.05), BUCKET_MB (25,
+# BUDGET (ppm, reduce-scatter, 50000), BUDGET2 (ppm, all-gather, 0: exact,
+# so that the replicas stay identical), EPOCHS (10), HIDDEN (256), LR (0.05), BUCKET_MB (25,
 # DDP's default: one bucket), RTO_MIN_MS (net.dlcp.rto_min_ms in the
 # workers' namespaces; unset: the module's default), TRAIN_ARGS (more
 # train_digits.py options), DLCP_KO (module), PHASES
@@ -37,6 +38,7 @@ RATE=${RATE:-20mbit}
 LOSS=${LOSS:-1%}
 DELAY=${DELAY:-1ms}
 BUDGET=${BUDGET:-50000}
+BUDGET2=${BUDGET2:-0}
 EPOCHS=${EPOCHS:-10}
 HIDDEN=${HIDDEN:-256}
 LR=${LR:-0.05}
@@ -146,7 +148,8 @@ for ((i = 0; i < WORKERS; i++)); do
 		WORKERS="$WORKERS" RATE="$RATE" LOSS="$LOSS" DELAY="$DELAY" \
 		PYTHONDONTWRITEBYTECODE=1 \
 		$PY "$HERE/train_digits.py" --phases "$PHASES" --epochs "$EPOCHS" \
-		--hidden "$HIDDEN" --budget "$BUDGET" --lr "$LR" --bucket-mb "$BUCKET_MB" \
+		--hidden "$HIDDEN" --budget "$BUDGET" --budget2 "$BUDGET2" \
+		--lr "$LR" --bucket-mb "$BUCKET_MB" \
 		"${targs[@]}" "${outarg[@]}" \
 		> "$LOGDIR/train.$i.log" 2>&1 &
 	pids+=($!)
@@ -168,5 +171,5 @@ for ((i = 0; i < WORKERS; i++)); do
 done | awk '$1 ~ /Retrans|Msgs|BytesLost|GivenUp|Drop(RcvMem|Mismatch|UnknownMsg)/ \
 	{ s[$1] += $2 } END { for (k in s) printf "# snmp %-24s %d\n", k, s[k] }' | sort
 $PY "$HERE/demo_summary.py" "$OUT" || rc=1
-echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, loss $LOSS, budget $BUDGET ppm"
+echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, loss $LOSS, budget $BUDGET/$BUDGET2 ppm"
 exit $rc
