@@ -4,7 +4,9 @@
 #
 #   make              build dlcp.ko and the userspace parts
 #   make check        all tests: unit tests, static checks, VM selftests
-#   make demo         the main job: gradient exchange on a lossy link, in the VM
+#   make demo         the main job: DDP training over gloo/TCP and over DLCP on
+#                     lossy links, side by side, in the VM
+#   make demo-ps      parameter-server gradient exchange with dlcp-demo, in the VM
 #   make bench        DLCP against TCP on emulated links (QUICK=1: a subset)
 #   make install      install module, header and userspace parts (real node)
 #   make uninstall    remove what install installed
@@ -36,7 +38,7 @@ DESTDIR ?=
 DEPS_STAMP := $(if $(DLCP_NO_DEPS),,deps)
 
 .PHONY: all deps deps-source module userspace selftests check unit-tests \
-	static-checks vm-tests demo install uninstall clean checkpatch sparse \
+	static-checks vm-tests demo demo-ps install uninstall clean checkpatch sparse \
 	dlcpstat dkms-install dkms-uninstall bench perf demo-train fuzz-long
 
 all: module userspace
@@ -109,12 +111,16 @@ checkpatch: deps-source
 sparse: $(DEPS_STAMP)
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod CONFIG_DLCP=m C=2 CHECK=sparse modules
 
+# DDP training of a small model over gloo/TCP and over DLCP on the same
+# lossy links, plus a lossless reference (userspace/python/demo_train.sh)
 demo: module userspace
-	tools/vm-run --timeout 900 -- tools/demo
+	tools/vm-run --timeout 2400 -- userspace/python/demo_train.sh
 
-# DDP training of a small model over gloo/TCP and over DLCP (issue 5)
-demo-train: module userspace
-	tools/vm-run --timeout 1800 -- userspace/python/demo_train.sh
+demo-train: demo
+
+# a parameter server and 3 workers exchange gradients with dlcp-demo
+demo-ps: module userspace
+	tools/vm-run --timeout 900 -- tools/demo
 
 # the long fuzz and soak runs (not part of make check)
 fuzz-long: module selftests

@@ -18,6 +18,17 @@ def main(path):
         print("%-12s %6d %9.1f %9.1f %9.1f %8.2f %9.1f %11s" % (
             r["phase"], r["iters"], r["mean_ms"], r["p50_ms"], r["p99_ms"],
             r["test_acc"], r["total_s"], r.get("dlcp", {}).get("bytes_lost", "-")))
+    for r in rows:
+        d = r.get("dlcp")
+        if d:
+            print("%s: collective p50 %.1f ms, p99 %.1f ms, %.0f%% of the iteration; "
+                  "elements lost %d, fell back %d" % (
+                      r["phase"], d["bucket_p50_ms"], d["bucket_p99_ms"],
+                      100.0 * d["comm_s"] / max(1e-9, r["total_s"]),
+                      d["elems_lost"], d["elems_fallback"]))
+        if r.get("snmp"):
+            print("%s: module counters (all ranks): %s" % (r["phase"], ", ".join(
+                "%s %d" % (k[4:], v) for k, v in r["snmp"].items())))
     by = {r["phase"]: r for r in rows}
     g, d = by.get("gloo:lossy"), by.get("dlcp:lossy")
     ref = by.get("gloo:clean") or g
@@ -25,7 +36,9 @@ def main(path):
         speed = g["mean_ms"] / d["mean_ms"]
         dacc = d["test_acc"] - ref["test_acc"]
         print("speedup (gloo/dlcp mean iteration time on the lossy link): %.2fx "
-              "(target >= 1.5x: %s)" % (speed, "met" if speed >= 1.5 else "NOT met"))
+              "(target >= 1.5x: %s); p50 %.2fx, p99 %.2fx" % (
+                  speed, "met" if speed >= 1.5 else "NOT met",
+                  g["p50_ms"] / d["p50_ms"], g["p99_ms"] / d["p99_ms"]))
         print("accuracy dlcp - lossless (%s): %+.2f points (target within 0.5: %s)" % (
             ref["phase"], dacc, "met" if abs(dacc) <= 0.5 else "NOT met"))
     return 0

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# DLCP training demo, run inside the test VM (root, module built):
+# DLCP training demo (make demo), run inside the test VM (root, module built):
 #
-#   tools/vm-run --timeout 1200 -- userspace/python/demo_train.sh
+#   tools/vm-run --timeout 2400 -- userspace/python/demo_train.sh
 #
 # N workers (default 4), each a process in its own network namespace
 # (dw0..dwN-1, 10.77.0.(i+1)/24), joined by veths to a bridge in a router
@@ -12,14 +12,23 @@
 # packet, worker to worker, sees the loss rate once.
 # The same job (train_digits.py, fixed seed) runs over plain gloo (TCP
 # allreduce) and over DLCP (dlcp_ddp hook, ring all-reduce with a loss
-# budget) on the same lossy links, then gloo on clean links as the lossless
-# reference; a table compares iteration time and test accuracy.
+# budget) on the same lossy links, alternating epoch by epoch, then gloo on
+# clean links as the lossless reference; a table compares iteration time
+# and test accuracy.
 #
 # Environment: WORKERS (4), RATE (20mbit), LOSS (1%), DELAY (1ms),
-# BUDGET (ppm, 50000), EPOCHS (15), HIDDEN (128), DLCP_KO (module), PHASES
-# (gloo:lossy,dlcp:lossy,gloo:clean), OUT (results file).
+# BUDGET (ppm, reduce-scatter, 50000), BUDGET2 (ppm, all-gather, 0: exact,
+# so that the replicas stay identical), EPOCHS (10), HIDDEN (256), LR (0.05), BUCKET_MB (25,
+# DDP's default: one bucket), RTO_MIN_MS (net.dlcp.rto_min_ms in the
+# workers' namespaces; unset: the module's default), TRAIN_ARGS (more
+# train_digits.py options), DLCP_KO (module), PHASES
+# (gloo:lossy,dlcp:lossy,gloo:clean; also local:clean, the compute alone, and
+# COND-rtoMS, e.g. dlcp:lossy-rto50), OUT (results file; worker logs go next
+# to it), SAMPLE (seconds: log rank 0's DLCP cwnd and srtt to sockets.log),
+# INTERLEAVE (1: phases on the same links alternate epoch by epoch, so that
+# gloo and DLCP see the same load of a shared host; 0: one after the other).
 #
-#   demo_train.sh link clean|lossy    (internal: reshape the links)
+#   demo_train.sh link clean|lossy[-rtoMS]    (internal: reshape the links)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -29,8 +38,14 @@ RATE=${RATE:-20mbit}
 LOSS=${LOSS:-1%}
 DELAY=${DELAY:-1ms}
 BUDGET=${BUDGET:-50000}
-EPOCHS=${EPOCHS:-15}
-HIDDEN=${HIDDEN:-128}
+BUDGET2=${BUDGET2:-0}
+EPOCHS=${EPOCHS:-10}
+HIDDEN=${HIDDEN:-256}
+LR=${LR:-0.05}
+BUCKET_MB=${BUCKET_MB:-25}
+TRAIN_ARGS=${TRAIN_ARGS:-}
+RTO_MIN_MS=${RTO_MIN_MS:-}
+INTERLEAVE=${INTERLEAVE:-1}
 PHASES=${PHASES:-gloo:lossy,dlcp:lossy,gloo:clean}
 OUT=${OUT:-$HERE/results/demo-train.jsonl}
 LOGDIR=$(dirname "$OUT")
@@ -45,8 +60,11 @@ shape() {
 		burst 32kb latency 100ms
 }
 
+# link clean|lossy[-rtoMS]: shape the links; -rtoMS also sets
+# net.dlcp.rto_min_ms in the workers' namespaces (else $RTO_MIN_MS, if set)
 link() {
-	local cond=$1 i loss
+	local cond=${1%%-rto*} rto=$RTO_MIN_MS i loss
+	case $1 in *-rto*) rto=${1##*-rto} ;; esac
 	case $cond in
 	clean) loss=0% ;;
 	lossy) loss=$LOSS ;;
@@ -55,8 +73,11 @@ link() {
 	for ((i = 0; i < WORKERS; i++)); do
 		shape "dw$i" "v$i" "$loss"	# uplink: lossy
 		shape dr "b$i" 0%		# downlink: rate only
+		if [ -n "$rto" ]; then
+			ip netns exec "dw$i" sysctl -qw net.dlcp.rto_min_ms="$rto"
+		fi
 	done
-	echo "# links: $cond (rate $RATE, delay $DELAY, loss $loss on uplinks)" >&2
+	echo "# links: $1 (rate $RATE, delay $DELAY, loss $loss on uplinks${rto:+, rto_min_ms $rto})" >&2
 }
 
 setup() {
@@ -107,15 +128,29 @@ trap teardown EXIT
 link lossy
 ip netns exec dw0 ping -c 1 -W 2 "10.77.0.$WORKERS" >/dev/null
 
+# SAMPLE=S: every S seconds, log rank 0's DLCP sockets (cwnd, srtt_us)
+if [ -n "${SAMPLE:-}" ]; then
+	# shellcheck disable=SC2016  # awk fields
+	while sleep "$SAMPLE"; do
+		echo "$(date +%s.%N) $(ip netns exec dw0 awk 'NR > 1 { print $8, $9 }' \
+			/proc/net/dlcp/sockets 2>/dev/null | tr '\n' ' ')"
+	done > "$LOGDIR/sockets.log" &
+	sampler=$!
+fi
+read -ra targs <<< "$TRAIN_ARGS"
 pids=()
 for ((i = 0; i < WORKERS; i++)); do
+	outarg=()
+	[ "$i" = 0 ] && outarg=(--out "$OUT")
+	[ "$INTERLEAVE" = 1 ] && outarg+=(--interleave)
 	ip netns exec "dw$i" env RANK=$i WORLD_SIZE="$WORKERS" MASTER_ADDR=10.77.0.1 \
 		MASTER_PORT=29500 GLOO_SOCKET_IFNAME="v$i" DLCP_BASE_PORT=29600 DLCP_LINK_CMD="$HERE/demo_train.sh link" \
 		WORKERS="$WORKERS" RATE="$RATE" LOSS="$LOSS" DELAY="$DELAY" \
 		PYTHONDONTWRITEBYTECODE=1 \
 		$PY "$HERE/train_digits.py" --phases "$PHASES" --epochs "$EPOCHS" \
-		--hidden "$HIDDEN" --budget "$BUDGET" \
-		$([ "$i" = 0 ] && echo "--out $OUT") \
+		--hidden "$HIDDEN" --budget "$BUDGET" --budget2 "$BUDGET2" \
+		--lr "$LR" --bucket-mb "$BUCKET_MB" \
+		"${targs[@]}" "${outarg[@]}" \
 		> "$LOGDIR/train.$i.log" 2>&1 &
 	pids+=($!)
 done
@@ -128,6 +163,7 @@ if [ $rc != 0 ]; then
 		echo "---- rank $i"; tail -30 "$LOGDIR/train.$i.log"
 	done
 fi
+[ -z "${sampler:-}" ] || kill "$sampler"
 grep -h 'phase done' "$LOGDIR/train.0.log" | cut -c1-300 >&2 || true
 # DLCP counters, summed over the workers' namespaces
 for ((i = 0; i < WORKERS; i++)); do
@@ -135,5 +171,5 @@ for ((i = 0; i < WORKERS; i++)); do
 done | awk '$1 ~ /Retrans|Msgs|BytesLost|GivenUp|Drop(RcvMem|Mismatch|UnknownMsg)/ \
 	{ s[$1] += $2 } END { for (k in s) printf "# snmp %-24s %d\n", k, s[k] }' | sort
 $PY "$HERE/demo_summary.py" "$OUT" || rc=1
-echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, loss $LOSS, budget $BUDGET ppm"
+echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, loss $LOSS, budget $BUDGET/$BUDGET2 ppm"
 exit $rc

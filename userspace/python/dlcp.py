@@ -15,7 +15,6 @@ The library is found at $DLCP_LIB, else next to this file's
 ../lib/libdlcp.so, else by the loader (libdlcp.so.0).
 """
 import ctypes
-import errno
 import os
 import socket
 import struct

@@ -49,6 +49,7 @@ class DlcpHookState:
         self.iteration = 0
         self.stats = {"buckets": 0, "bytes_lost": 0, "elems_lost": 0,
                       "elems_fallback": 0, "comm_s": 0.0, "bytes_sent": 0}
+        self.bucket_ms = []     # time of each bucket's collective
         self._q = queue.Queue()
         self._t = threading.Thread(target=self._worker, name="dlcp-ddp", daemon=True)
         self._t.start()
@@ -76,7 +77,9 @@ class DlcpHookState:
                     st = self.group.allreduce(flat, **kw)
                 else:
                     st = self.group.ps_push_pull(flat, flat, **kw)
-                self.stats["comm_s"] += time.perf_counter() - t0
+                dt = time.perf_counter() - t0
+                self.stats["comm_s"] += dt
+                self.bucket_ms.append(dt * 1000)
                 self.stats["buckets"] += 1
                 for k in ("bytes_lost", "elems_lost", "elems_fallback", "bytes_sent"):
                     self.stats[k] += st[k]

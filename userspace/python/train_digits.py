@@ -10,15 +10,22 @@ same seed:
     --phases gloo:lossy,dlcp:lossy,gloo:clean
 
 "gloo" is plain DDP (gloo allreduce over TCP); "dlcp" registers
-dlcp_ddp.dlcp_hook (ring all-reduce over DLCP, --budget ppm); "dlcp" takes
-'+' modifiers: q8 / q4 (homomorphic compression, 8 or 4 bits), h (Hadamard
-rotation), fit (THC: levels / world, the sums fit the bits), dear
-(dlcp_dear: reduce-scatter in backward, all-gather overlapped with the next
-forward), e.g. dlcp+q8+dear:lossy. The part after
-':' is passed to $DLCP_LINK_CMD by rank 0 before the phase (between two
-barriers) to reshape the links; without it, it is only a label.
-Rank 0 prints one JSON line per phase: iteration times (ms) and test
-accuracy.
+dlcp_ddp.dlcp_hook (ring all-reduce over DLCP, --budget ppm); "local" trains
+without any gradient exchange (each rank on its own shard: the compute time
+alone, for reference). "dlcp" takes '+' modifiers: q8 / q4 (homomorphic
+compression, 8 or 4 bits), h (Hadamard rotation), fit (THC: levels / world,
+the sums fit the bits), dear (dlcp_dear: reduce-scatter in backward,
+all-gather overlapped with the next forward), e.g. dlcp+q8+dear:lossy. The part after ':' is passed to $DLCP_LINK_CMD by
+rank 0 before the phase (between two barriers) to reshape the links; without
+it, it is only a label.
+Rank 0 prints one JSON line per phase: iteration times (ms; forward and
+backward apart, the exchange happens in backward), test accuracy, and for
+DLCP the hook's statistics and the module's counters over the phase, summed
+over the ranks.
+
+DDP's buckets are its default size (--bucket-mb 25): the model (85k
+parameters at --hidden 256) is one bucket, one all-reduce per iteration, as
+a user of DDP would get it; smaller buckets mean more, smaller collectives.
 """
 import argparse
 import datetime
@@ -63,12 +70,50 @@ def model(hidden, seed):
                          nn.ReLU(), nn.Linear(hidden, 10))
 
 
+SNMP_KEYS = ("DlcpOutDataPkts", "DlcpRetransPkts", "DlcpRetransReported",
+             "DlcpRetransTimeout", "DlcpRetransAvoided", "DlcpProbesSent",
+             "DlcpInDupPkts", "DlcpDropUnknownMsg", "DlcpOutMsgs", "DlcpInMsgsLossy",
+             "DlcpInBytesLost")
+
+
+def snmp():
+    """This namespace's DLCP counters (zeros without the module)."""
+    vals = dict.fromkeys(SNMP_KEYS, 0)
+    try:
+        with open("/proc/net/dlcp/snmp") as f:
+            for line in f:
+                k, _, v = line.partition(" ")
+                if k in vals:
+                    vals[k] = int(v)
+    except (OSError, ValueError):
+        pass
+    return vals
+
+
+def snmp_delta_sum(before):
+    """Counters since @before, summed over the ranks."""
+    now = snmp()
+    t = torch.tensor([now[k] - before[k] for k in SNMP_KEYS], dtype=torch.float64)
+    dist.all_reduce(t)
+    return {k: int(v) for k, v in zip(SNMP_KEYS, t.tolist())}
+
+
 def pct(a, p):
     return float(np.percentile(np.array(a), p)) if a else float("nan")
 
 
-def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
-    kind, _, cond = phase.partition(":")
+def set_link(cond, rank):
+    """Rank 0 reshapes the links for @cond (between two barriers)."""
+    if cond and os.environ.get("DLCP_LINK_CMD"):
+        dist.barrier()
+        if rank == 0:
+            subprocess.run(shlex.split(os.environ["DLCP_LINK_CMD"]) + [cond], check=True)
+        dist.barrier()
+
+
+def run_phase(args, phase, index, rank, world, Xtr, ytr, Xte, yte):
+    """A generator: yields None after each epoch, then the phase's results."""
+    kind = phase.partition(":")[0]
     kind, *mods = kind.split("+")
     compress, hadamard, dear = args.compress, args.hadamard, args.dear
     fit = False
@@ -83,15 +128,11 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
             fit = True
         else:
             raise SystemExit("unknown phase modifier %s" % m)
-    if cond and os.environ.get("DLCP_LINK_CMD"):
-        dist.barrier()
-        if rank == 0:
-            subprocess.run(shlex.split(os.environ["DLCP_LINK_CMD"]) + [cond], check=True)
-        dist.barrier()
+    dear = dear and kind == "dlcp"
     net = model(args.hidden, args.seed)
-    # several buckets even for a small model (1.13 sizes the first one apart)
+    # 1.13 sizes the first bucket apart: use one size for every bucket
     dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.bucket_mb * 1024 * 1024)
-    ddp = DDP(net, bucket_cap_mb=args.bucket_mb)
+    ddp = DDP(net, bucket_cap_mb=args.bucket_mb) if kind != "local" else net
     state = None
     if kind == "dlcp":
         import dlcp
@@ -110,37 +151,46 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
         else:
             state = dlcp_ddp.DlcpHookState(run_phase.group, algo=args.algo, **qkw)
         # iterations of different phases must not share message keys
-        state.iteration = 1000000 * len(getattr(run_phase, "done", []))
+        state.iteration = 1000000 * index
         ddp.register_comm_hook(state, dlcp_dear.dear_hook if dear else dlcp_ddp.dlcp_hook)
-    elif kind != "gloo":
+    elif kind not in ("gloo", "local"):
         raise SystemExit("unknown phase kind %s" % kind)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
     lossf = nn.CrossEntropyLoss()
     Xs, ys = Xtr[rank::world], ytr[rank::world]
     per = min(len(Xtr[r::world]) for r in range(world)) // args.batch
-    times = []
+    times, fwd, bwd = [], [], []
     g = torch.Generator().manual_seed(args.seed + rank)
     dist.barrier()
-    t_start = time.perf_counter()
+    counters = snmp()
+    total = 0.0
     for ep in range(args.epochs):
+        t_ep = time.perf_counter()
         perm = torch.randperm(len(Xs), generator=g)
         for i in range(per):
             idx = perm[i * args.batch:(i + 1) * args.batch]
             t0 = time.perf_counter()
-            if not dear:
+            if not dear:    # DeAR steps each layer itself
                 opt.zero_grad()
             loss = lossf(ddp(Xs[idx]), ys[idx])
+            t1 = time.perf_counter()
             loss.backward()
+            t2 = time.perf_counter()
             if not dear:
                 opt.step()
             times.append((time.perf_counter() - t0) * 1000)
+            fwd.append((t1 - t0) * 1000)
+            bwd.append((t2 - t1) * 1000)
+        total += time.perf_counter() - t_ep
         if rank == 0:
             w = times[-per:]
             log("%s epoch %d: %d iters, mean %.1f ms, max %.1f ms" % (
                 phase, ep, len(w), sum(w) / len(w), max(w)))
+        yield None
     if dear:
         state.flush()
-    total = time.perf_counter() - t_start
+    dist.barrier()
+    counters = snmp_delta_sum(counters)
     with torch.no_grad():
         acc = (net(Xte).argmax(1) == yte).float().mean().item() * 100
         tr_loss = lossf(net(Xtr), ytr).item()
@@ -153,26 +203,50 @@ def run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte):
     w = times[args.warmup:] or times
     res = {"phase": phase, "rank": rank, "world": world, "iters": len(times),
            "mean_ms": sum(w) / len(w), "p50_ms": pct(w, 50), "p99_ms": pct(w, 99),
-           "total_s": total, "test_acc": acc, "train_loss": tr_loss,
+           "total_s": total, "fwd_ms": sum(fwd) / len(fwd),
+           "bwd_ms": sum(bwd) / len(bwd), "test_acc": acc, "train_loss": tr_loss,
            "param_spread": (spread - mn).abs().max().item(),
            "budget_ppm": args.budget if kind == "dlcp" else 0,
            "compress": compress if kind == "dlcp" else 0,
-           "hadamard": hadamard and kind == "dlcp", "dear": dear and kind == "dlcp",
+           "hadamard": hadamard and kind == "dlcp", "dear": dear,
            "fit": fit and kind == "dlcp"}
+    if kind == "dlcp":
+        res["snmp"] = counters
     if state is not None:
         state.close()
-        res["dlcp"] = state.stats
-    run_phase.done = getattr(run_phase, "done", []) + [phase]
-    return res
+        bms = getattr(state, "bucket_ms", [])
+        res["dlcp"] = dict(state.stats, bucket_p50_ms=pct(bms, 50),
+                           bucket_p99_ms=pct(bms, 99),
+                           bucket_max_ms=max(bms, default=0))
+    yield res
+
+
+def schedule(phases, interleave):
+    """Groups of (index, phase) run together, in order; with @interleave the
+    phases of one link condition alternate epoch by epoch (so that both see
+    the same load of a shared host), else each phase runs alone."""
+    groups = []
+    for i, ph in enumerate(phases):
+        cond = ph.partition(":")[2]
+        if interleave:
+            for grp in groups:
+                if grp[0] == cond:
+                    grp[1].append((i, ph))
+                    break
+            else:
+                groups.append((cond, [(i, ph)]))
+        else:
+            groups.append((cond, [(i, ph)]))
+    return groups
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--phases", default="gloo,dlcp")
-    ap.add_argument("--epochs", type=int, default=15)
+    ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--hidden", type=int, default=256)
-    ap.add_argument("--lr", type=float, default=0.02)
+    ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=int, default=50000, help="ppm, reduce-scatter")
     ap.add_argument("--budget2", type=int, default=None, help="ppm, all-gather")
@@ -181,10 +255,12 @@ def main():
                     help="dlcp phases: homomorphic compression bits (0: fp32)")
     ap.add_argument("--hadamard", action="store_true", help="dlcp phases: rotate first")
     ap.add_argument("--dear", action="store_true", help="dlcp phases: DeAR overlap")
-    ap.add_argument("--bucket-mb", type=float, default=0.025)
+    ap.add_argument("--bucket-mb", type=float, default=25)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--timeout-ms", type=int, default=60000)
     ap.add_argument("--out", default=None, help="append JSON lines here (rank 0)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="alternate the phases of one link condition epoch by epoch")
     args = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -194,15 +270,29 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     log("joined, world", world)
     Xtr, ytr, Xte, yte = data(args.seed)
-    for phase in args.phases.split(","):
-        res = run_phase(args, phase, rank, world, Xtr, ytr, Xte, yte)
-        log("phase done", json.dumps(res))
-        if rank == 0:
-            line = json.dumps(res)
-            print(line, flush=True)
-            if args.out:
-                with open(args.out, "a") as f:
-                    f.write(line + "\n")
+    for cond, grp in schedule(args.phases.split(","), args.interleave):
+        set_link(cond, rank)
+        # start each phase: its set-up and first epoch
+        runs = []
+        for i, ph in grp:
+            runs.append(run_phase(args, ph, i, rank, world, Xtr, ytr, Xte, yte))
+            next(runs[-1])                  # its first epoch
+        results = {}
+        while len(results) < len(runs):
+            for i, r in enumerate(runs):
+                if i not in results:
+                    res = next(r)
+                    if res is not None:
+                        results[i] = res
+        for i in range(len(runs)):
+            res = results[i]
+            log("phase done", json.dumps(res))
+            if rank == 0:
+                line = json.dumps(res)
+                print(line, flush=True)
+                if args.out:
+                    with open(args.out, "a") as f:
+                        f.write(line + "\n")
     dist.barrier()
     if hasattr(run_phase, "group"):
         run_phase.group.close(linger_ms=2000)
