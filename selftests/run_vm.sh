@@ -51,6 +51,7 @@ COMPONENTS=(
 	"dlcp_fuzz.sh 480"
 	"dlcp_stress.sh 480"
 	"dlcp_libdlcp.sh 480"
+	"dlcp_security.sh 300"
 	"dlcp_module.sh 180"
 )
 
