@@ -37,7 +37,8 @@
  * closes at the end): one that is still in it after --stuck SECONDS
  * (default 30) is reported with its kernel stack (/proc/self/task/TID/
  * stack, wchan), the namespace's /proc/net/dlcp/sockets, and interrupted
- * with SIGUSR1 (close() gives up waiting on a signal); the run then fails.
+ * with SIGUSR1 (close() gives up waiting on a signal); the run then fails,
+ * and ends at once (exit 1) if the call is still there after twice that.
  * The longest close() of each kind is printed. Without this a blocked call
  * showed only as the whole run being killed by its time bound, with no
  * summary.
@@ -343,8 +344,18 @@ static void *watchdog_main(void *arg)
 				dump_file("/proc/net/dlcp/sockets", "  sockets: ");
 				fflush(stdout);
 			}
-			/* again every second until it returns */
+			/* again every 100 ms until it returns */
 			pthread_kill(k->th, SIGUSR1);
+			if (t - since >= 2 * o.stuck * 1000L) {
+				/* not interruptible (a killable-only wait):
+				 * end the run before its caller's time bound */
+				printf("STUCK: thread %d still in %s after %.1f s "
+				       "despite SIGUSR1: giving up, exit 1\n",
+				       k->tid, atomic_load(&k->what),
+				       (t - since) / 1000.0);
+				fflush(stdout);
+				_exit(1);
+			}
 		}
 		usleep(100000);
 	}
