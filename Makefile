@@ -8,6 +8,8 @@
 #                     lossy links, side by side, in the VM
 #   make demo-ps      parameter-server gradient exchange with dlcp-demo, in the VM
 #   make bench        DLCP against TCP on emulated links (QUICK=1: a subset)
+#   make debug-check  selftests + fuzzers on a KASAN/lockdep/kmemleak kernel
+#                     (builds it once per machine, ~30-45 min; not in check)
 #   make install      install module, header and userspace parts (real node)
 #   make uninstall    remove what install installed
 #
@@ -39,7 +41,8 @@ DEPS_STAMP := $(if $(DLCP_NO_DEPS),,deps)
 
 .PHONY: all deps deps-source module userspace selftests check unit-tests \
 	static-checks vm-tests demo demo-ps install uninstall clean checkpatch sparse \
-	dlcpstat dkms-install dkms-uninstall bench perf demo-train fuzz-long
+	dlcpstat dkms-install dkms-uninstall bench perf demo-train fuzz-long \
+	debug-kernel debug-module debug-check
 
 all: module userspace
 
@@ -130,6 +133,31 @@ fuzz-long: module selftests
 		selftests/dlcp_fuzz.sh 2>&1 | tee build/fuzz-long.tap
 	tools/vm-run --timeout 3600 --env DLCP_STRESS_CYCLES=100 -- \
 		selftests/dlcp_stress.sh 2>&1 | tee build/stress-long.tap
+
+# ---------------------------------------------------------------------------
+# The debug kernel (docs/debug-kernel.md): Debian's linux-source-6.1 with
+# KASAN, lockdep, kmemleak, KFENCE, UBSAN, DEBUG_ATOMIC_SLEEP, built once
+# into $(DLCP_CACHE)/debug-kernel; dlcp.ko for it is built from a copy of
+# kmod/ in build/debug/ (the normal kmod/ build stays as it is).
+# ---------------------------------------------------------------------------
+DEBUG_KDIR = $(shell tools/build-debug-kernel --print-dir)
+DEBUG_MOD := $(TOP)/build/debug
+
+debug-kernel: deps deps-source
+	tools/build-debug-kernel
+
+debug-module: debug-kernel
+	rm -rf $(DEBUG_MOD)/kmod $(DEBUG_MOD)/uapi
+	mkdir -p $(DEBUG_MOD)/kmod $(DEBUG_MOD)/uapi/linux
+	cp kmod/*.c kmod/*.h kmod/Kbuild $(DEBUG_MOD)/kmod/
+	cp uapi/linux/*.h $(DEBUG_MOD)/uapi/linux/
+	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_MOD)/kmod CONFIG_DLCP=m W=1 modules
+
+debug-check: debug-module userspace selftests
+	$(MAKE) -C fuzz vm
+	@mkdir -p build
+	tools/debug-check --log build/debug.tap; rc=$$?; \
+	selftests/ktap-totals build/debug.tap || rc=1; exit $$rc
 
 # ---------------------------------------------------------------------------
 # Installation on a real node

@@ -52,8 +52,20 @@
  * module's limit of ranges per message, 8192, when N > 8192), then
  * complete it by a PROBE: a delivery with thousands of lost ranges.
  *
- * --udp: UDP encapsulation does not exist yet; exits 4 (skip).
- * TODO: inject UDP-encapsulated DLCP once the module implements it.
+ * --udp: UDP mode. The target namespace must have its UDP port open
+ * (net.dlcp.encap=1; the port is its net.dlcp.udp_port, or --udp-port).
+ * Three packets in four then go inside UDP to that port, through a raw
+ * IPPROTO_UDP socket that writes the UDP header itself (the rest stay raw
+ * IP): UDP checksum zero (allowed in IPv4) or correct, and in a few the
+ * UDP layer is broken on purpose: a wrong UDP checksum or a UDP length
+ * past the datagram (UDP must drop those: the target's Udp InErrors and
+ * InCsumErrors must grow by exactly that many, DLCP must never see them),
+ * or a UDP length short of it (UDP trims; DLCP sees the shorter packet).
+ * The target's own messages (in UDP, as its namespace is in UDP mode) are
+ * learnt from the same raw socket. Further checks:
+ *   6. DlcpUdpInPkts delta == packets injected inside UDP that UDP passes
+ *      + DlcpUdpOutPkts delta of this namespace;
+ *   7. Udp InErrors / InCsumErrors deltas of the target == predicted.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -78,14 +90,16 @@
 #define NR_ACTIVE	32
 #define NR_KNOWN	64
 #define MAX_PKT		1480	/* fits a 1500-byte MTU with the IP header */
+#define MAX_PKT_UDP	(MAX_PKT - 8)	/* and with a UDP header */
+#define UDP_PCT		75	/* --udp: share of packets inside UDP */
 
 static struct {
 	const char *target_ns, *settle_file, *done_file;
 	uint32_t src, dst;
-	uint16_t port, avoid_port, peer_port;
+	uint16_t port, avoid_port, peer_port, udp_port;
 	unsigned long count, rate, ranges;
 	uint64_t seed;
-	int settle, verbose;
+	int settle, verbose, udp;
 } o = { .port = 7300, .count = 20000, .rate = 2000, .seed = 1,
 	.settle = 60 };
 
@@ -212,6 +226,7 @@ static long long sysctl_read(int ns, const char *name)
 enum outcome {
 	OUT_DATA = 0, OUT_REPORT, OUT_STOP, OUT_PROBE, OUT_ABORT,
 	OUT_NOSOCKET, OUT_CSUM,
+	OUT_UDP_CSUM, OUT_UDP_LEN,	/* dropped by UDP, never reach DLCP */
 	OUT_REASON,	/* + enum dlcp_drop_reason */
 	__OUT_MAX = OUT_REASON + __DLCP_DROP_PURE_MAX
 };
@@ -235,6 +250,19 @@ static const char *const mut_name[] = {
 };
 
 static unsigned long mut_count[__MUT_MAX], mut_passed[__MUT_MAX];
+
+/* --udp: what was done to the UDP layer */
+enum udp_mutation {
+	UMUT_NONE, UMUT_NOCSUM, UMUT_BADCSUM, UMUT_LONGLEN, UMUT_SHORTLEN,
+	__UMUT_MAX
+};
+
+static const char *const umut_name[] = {
+	"udp-csum-ok", "udp-csum-zero", "udp-csum-bad", "udp-len-long",
+	"udp-len-short",
+};
+
+static unsigned long umut_count[__UMUT_MAX], sent_udp, sent_udp_passed;
 
 /* ---------------------------------------------------------- messages */
 
@@ -303,6 +331,12 @@ static void learn(const uint8_t *pkt, ssize_t n)
 	if (n < (ssize_t)sizeof(*ip))
 		return;
 	ihl = ip->ihl * 4u;
+	if (ip->protocol == IPPROTO_UDP) {	/* DLCP inside UDP */
+		if (n < (ssize_t)(ihl + 8) ||
+		    dlcp_get16(pkt + ihl + 2) != o.udp_port)
+			return;
+		ihl += 8;
+	}
 	if (n < (ssize_t)(ihl + DLCP_HDR_LEN) || ip->saddr != o.dst)
 		return;
 	d = pkt + ihl;
@@ -509,7 +543,7 @@ static void usage(void)
 		"usage: dlcp_pktfuzz --target-ns NS --src A --dst B [--port P]\n"
 		"         [--avoid-port Q] [--count N] [--seed S] [--rate PPS]\n"
 		"         [--settle-file F] [--settle SECONDS] [--done-file F2]\n"
-		"         [--ranges N] [--udp] [-v]\n");
+		"         [--ranges N] [--udp] [--udp-port P] [-v]\n");
 	exit(2);
 }
 
@@ -667,6 +701,8 @@ static unsigned long ranges_burst(int raw, const struct sockaddr_in *to)
 	return n + 1;
 }
 
+static int raw_udp = -1;	/* --udp: raw IPPROTO_UDP socket */
+
 static void raw_drain(int raw)
 {
 	uint8_t buf[2048];
@@ -674,6 +710,74 @@ static void raw_drain(int raw)
 
 	while ((n = recv(raw, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
 		learn(buf, n);
+	while (raw_udp >= 0 &&
+	       (n = recv(raw_udp, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		learn(buf, n);
+}
+
+/* Udp InErrors and InCsumErrors of a namespace (/proc/net/snmp). */
+static void udp_snmp_read(int ns, int64_t *inerr, int64_t *csumerr)
+{
+	char names[512], vals[512], *np, *vp, *n, *v;
+	FILE *f;
+
+	*inerr = *csumerr = -1;
+	enter(ns);
+	f = fopen("/proc/net/snmp", "r");
+	enter(ns_self);
+	if (!f)
+		die("/proc/net/snmp");
+	while (fgets(names, sizeof(names), f)) {
+		if (strncmp(names, "Udp: ", 5) || !fgets(vals, sizeof(vals), f))
+			continue;
+		n = strtok_r(names + 5, " \n", &np);
+		v = strtok_r(vals + 5, " \n", &vp);
+		for (; n && v; n = strtok_r(NULL, " \n", &np),
+		     v = strtok_r(NULL, " \n", &vp)) {
+			if (!strcmp(n, "InErrors"))
+				*inerr = strtoll(v, NULL, 10);
+			else if (!strcmp(n, "InCsumErrors"))
+				*csumerr = strtoll(v, NULL, 10);
+		}
+		break;
+	}
+	fclose(f);
+	if (*inerr < 0 || *csumerr < 0)
+		die("no Udp InErrors/InCsumErrors in /proc/net/snmp");
+}
+
+/*
+ * Send DLCP packet @pkt (@n bytes) inside UDP: @um says what to break,
+ * @ulen is the UDP length field. Returns sendto()'s result.
+ */
+static ssize_t udp_send(const uint8_t *pkt, size_t n, unsigned int um,
+			size_t ulen, const struct sockaddr_in *to)
+{
+	static uint8_t u[MAX_PKT + 64];
+	uint16_t c = 0;
+
+	dlcp_put16(u, (uint16_t)(1024 + rnd(64512)));
+	dlcp_put16(u + 2, o.udp_port);
+	dlcp_put16(u + 4, (uint16_t)ulen);
+	dlcp_put16(u + 6, 0);
+	memcpy(u + 8, pkt, n);
+	if (um != UMUT_NOCSUM && um != UMUT_LONGLEN) {
+		/* over the UDP length, as the receiver trims to it */
+		uint32_t sum = dlcp_csum_pseudo4(o.src, o.dst, IPPROTO_UDP,
+						 (uint16_t)ulen);
+
+		sum = dlcp_csum_add(sum, u, ulen < n + 8 ? ulen : n + 8);
+		c = dlcp_csum_finish(sum);
+		if (!c)
+			c = 0xffff;
+		if (um == UMUT_BADCSUM) {
+			c ^= (uint16_t)(1 + rnd(0xfffe));
+			if (!c)	/* 0 would mean "no checksum" */
+				c = 0x1234;
+		}
+	}
+	dlcp_put16(u + 6, c);
+	return sendto(raw_udp, u, n + 8, 0, (const void *)to, sizeof(*to));
 }
 
 int main(int argc, char **argv)
@@ -685,10 +789,12 @@ int main(int argc, char **argv)
 		{ "seed", 1, 0, 'S' }, { "rate", 1, 0, 'r' },
 		{ "settle-file", 1, 0, 'f' }, { "settle", 1, 0, 'w' },
 		{ "done-file", 1, 0, 'D' }, { "ranges", 1, 0, 'g' },
-		{ "udp", 0, 0, 'u' }, { "verbose", 0, 0, 'v' },
+		{ "udp", 0, 0, 'u' }, { "udp-port", 1, 0, 'U' },
+		{ "verbose", 0, 0, 'v' },
 		{ 0, 0, 0, 0 }
 	};
 	struct snmp before, after, self_before, self_after, tmp;
+	int64_t uerr0 = 0, ucsum0 = 0, uerr1 = 0, ucsum1 = 0;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	static uint8_t pkt[MAX_PKT + 64];
 	unsigned long i, sent = 0, send_err = 0;
@@ -712,9 +818,8 @@ int main(int argc, char **argv)
 		case 'D': o.done_file = optarg; break;
 		case 'g': o.ranges = strtoul(optarg, NULL, 0); break;
 		case 'w': o.settle = atoi(optarg); break;
-		case 'u':
-			printf("the injector has no UDP mode yet: skip\n");
-			return 4;	/* TODO: UDP-encapsulated mode */
+		case 'u': o.udp = 1; break;
+		case 'U': o.udp_port = (uint16_t)atoi(optarg); break;
 		case 'v': o.verbose = 1; break;
 		default: usage();
 		}
@@ -738,9 +843,26 @@ int main(int argc, char **argv)
 	if (bind(raw, (struct sockaddr *)&sin, sizeof(sin)))
 		die("bind raw socket");
 	tfd = target_open();
+	if (o.udp) {
+		raw_udp = socket(AF_INET, SOCK_RAW, IPPROTO_UDP);
+		if (raw_udp < 0)
+			die("raw UDP socket");
+		if (bind(raw_udp, (struct sockaddr *)&sin, sizeof(sin)))
+			die("bind raw UDP socket");
+		if (!o.udp_port)
+			o.udp_port = (uint16_t)sysctl_read(ns_target,
+							   "udp_port");
+		if (sysctl_read(ns_target, "encap") != 1)
+			fprintf(stderr, "dlcp_pktfuzz: warning: net.dlcp.encap"
+				" is not 1 in %s\n", o.target_ns);
+		printf("UDP mode: %d%% of the packets inside UDP to port %u\n",
+		       UDP_PCT, o.udp_port);
+	}
 
 	snmp_read(ns_target, &before);
 	snmp_read(ns_self, &self_before);
+	if (o.udp)
+		udp_snmp_read(ns_target, &uerr0, &ucsum0);
 	t_start = t0 = now();
 	if (o.ranges) {
 		sin.sin_addr.s_addr = o.dst;
@@ -755,7 +877,9 @@ int main(int argc, char **argv)
 		uint16_t dport = o.port;
 		size_t n;
 		enum outcome out;
-		int resum = 1;
+		int resum = 1, via_udp = o.udp && chance(UDP_PCT);
+		unsigned int um = UMUT_NONE;
+		size_t ulen, n_eff;
 
 		if (i % 64 == 0) {
 			raw_drain(raw);
@@ -814,6 +938,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		mut_count[mut]++;
+		if (via_udp && n > MAX_PKT_UDP)
+			n = MAX_PKT_UDP;
 
 		/* destination port, and the checksum */
 		if (n >= 4) {
@@ -838,18 +964,45 @@ int main(int argc, char **argv)
 			dlcp_pkt_fix_csum_at(pkt, n, seed, (n - 2) & ~1ul);
 		}
 
+		/* inside UDP: what UDP does to it first */
+		ulen = n + 8;
+		n_eff = n;
+		if (via_udp) {
+			r = rnd(100);
+			um = r < 5 ? UMUT_BADCSUM : r < 8 ? UMUT_LONGLEN :
+			     r < 14 ? UMUT_SHORTLEN : r < 57 ? UMUT_NOCSUM :
+			     UMUT_NONE;
+			if (um == UMUT_LONGLEN) {
+				/* past the datagram, or below the header */
+				ulen = chance(25) ? rnd(8) : n + 9 + rnd(64);
+			} else if (um == UMUT_SHORTLEN) {
+				if (n) {
+					ulen = 8 + rnd((uint32_t)n);
+					n_eff = ulen - 8;
+				} else {
+					um = UMUT_NONE;
+				}
+			}
+			seed = dlcp_csum_pseudo4(o.src, o.dst, IPPROTO_DLCP,
+						 (uint16_t)n_eff);
+		}
+
 		/* what the receiver must do with it */
-		r = dlcp_wire_check(pkt, (uint32_t)n, max_msg);
-		if (r != DLCP_DROP_NONE)
+		r = dlcp_wire_check(pkt, (uint32_t)n_eff, max_msg);
+		if (um == UMUT_BADCSUM)
+			out = OUT_UDP_CSUM;
+		else if (um == UMUT_LONGLEN)
+			out = OUT_UDP_LEN;
+		else if (r != DLCP_DROP_NONE)
 			out = OUT_REASON + r;
-		else if (!dlcp_pkt_csum_ok(pkt, n, seed))
+		else if (!dlcp_pkt_csum_ok(pkt, n_eff, seed))
 			out = OUT_CSUM;
 		else if (dport != o.port) {
 			if (dport == o.avoid_port) {
 				/* never hand the real transfer a packet */
 				dport = o.port;
 				dlcp_put16(pkt + 2, dport);
-				dlcp_pkt_set_csum(pkt, n, seed);
+				dlcp_pkt_set_csum(pkt, n_eff, seed);
 				out = dlcp_wire_type((void *)pkt) - 1;
 			} else {
 				out = OUT_NOSOCKET;
@@ -857,12 +1010,13 @@ int main(int argc, char **argv)
 		} else {
 			out = dlcp_wire_type((void *)pkt) - 1;
 		}
-		if (out != OUT_CSUM && out < OUT_REASON)
+		if (out <= OUT_NOSOCKET)
 			mut_passed[mut]++;
 
 		sin.sin_addr.s_addr = o.dst;
-		if (sendto(raw, pkt, n, 0, (struct sockaddr *)&sin,
-			   sizeof(sin)) != (ssize_t)n) {
+		if ((via_udp ? udp_send(pkt, n, um, ulen, &sin) :
+		     sendto(raw, pkt, n, 0, (struct sockaddr *)&sin,
+			    sizeof(sin))) != (ssize_t)(n + (via_udp ? 8 : 0))) {
 			if (o.verbose || send_err < 5)
 				fprintf(stderr, "sendto %zu bytes: %s\n", n,
 					strerror(errno));
@@ -871,6 +1025,12 @@ int main(int argc, char **argv)
 		}
 		sent++;
 		expect[out]++;
+		if (via_udp) {
+			sent_udp++;
+			umut_count[um]++;
+			if (out != OUT_UDP_CSUM && out != OUT_UDP_LEN)
+				sent_udp_passed++;
+		}
 
 		/* rate bound */
 		if (o.rate && sent % 16 == 0) {
@@ -917,6 +1077,8 @@ int main(int argc, char **argv)
 	}
 	snmp_read(ns_target, &after);
 	snmp_read(ns_self, &self_after);
+	if (o.udp)
+		udp_snmp_read(ns_target, &uerr1, &ucsum1);
 
 	/* report */
 	printf("target: %lu messages sent, %lu received (%lu with lost ranges),"
@@ -926,6 +1088,12 @@ int main(int argc, char **argv)
 	for (i = 0; i < __MUT_MAX; i++)
 		printf("%-10s %9lu %16lu\n", mut_name[i], mut_count[i],
 		       mut_passed[i]);
+	if (o.udp) {
+		printf("inside UDP: %lu packets (%lu passed by UDP), %lu as raw "
+		       "IP\n", sent_udp, sent_udp_passed, sent - sent_udp);
+		for (i = 0; i < __UMUT_MAX; i++)
+			printf("  %-14s %9lu\n", umut_name[i], umut_count[i]);
+	}
 
 	printf("%-22s %9s %9s\n", "counter", "predicted", "delta");
 	for (r = 1; r < __DLCP_DROP_PURE_MAX; r++) {
@@ -995,19 +1163,47 @@ int main(int argc, char **argv)
 					  "  MISMATCH"));
 		if (in != sum && !nomem)
 			fails++;
+		int64_t reach = (int64_t)(sent - expect[OUT_UDP_CSUM] -
+					  expect[OUT_UDP_LEN]);
+
 		out_self = delta(&self_before, &self_after, "DlcpOutPkts");
-		printf("DlcpInPkts delta %lld == injected %lu + sent by this "
-		       "namespace %lld: %s\n", (long long)in, sent,
+		printf("DlcpInPkts delta %lld == injected %lu - dropped by UDP "
+		       "%lu + sent by this namespace %lld: %s\n",
+		       (long long)in, sent, sent - (unsigned long)reach,
 		       (long long)out_self,
-		       in == (int64_t)sent + out_self ? "yes" : "NO");
-		if (in != (int64_t)sent + out_self)
+		       in == reach + out_self ? "yes" : "NO");
+		if (in != reach + out_self)
 			fails++;
+	}
+	if (o.udp) {
+		int64_t uin = delta(&before, &after, "DlcpUdpInPkts");
+		int64_t uout = delta(&self_before, &self_after, "DlcpUdpOutPkts");
+		int64_t wl = (int64_t)(expect[OUT_UDP_CSUM] +
+				       expect[OUT_UDP_LEN]);
+		int ok = uin == (int64_t)sent_udp_passed + uout;
+
+		printf("DlcpUdpInPkts delta %lld == injected inside UDP and "
+		       "passed by UDP %lu + DlcpUdpOutPkts of this namespace "
+		       "%lld: %s\n", (long long)uin, sent_udp_passed,
+		       (long long)uout, ok ? "yes" : "NO");
+		fails += !ok;
+		ok = uerr1 - uerr0 == wl;
+		printf("%-22s %9lld %9lld%s\n", "Udp InErrors", (long long)wl,
+		       (long long)(uerr1 - uerr0), ok ? "" : "  MISMATCH");
+		fails += !ok;
+		ok = ucsum1 - ucsum0 == (int64_t)expect[OUT_UDP_CSUM];
+		printf("%-22s %9lu %9lld%s\n", "Udp InCsumErrors",
+		       expect[OUT_UDP_CSUM], (long long)(ucsum1 - ucsum0),
+		       ok ? "" : "  MISMATCH");
+		fails += !ok;
 	}
 	printf("lost ranges of delivered messages that do not read as zeros:"
 	       " %lu%s\n", tgt_nonzero, tgt_nonzero ? "  FAIL" : "");
 	fails += tgt_nonzero != 0;
 	close(tfd);
 	close(raw);
+	if (raw_udp >= 0)
+		close(raw_udp);
 	printf("%s\n", fails ? "FAIL: see the lines marked above" :
 	       "every injected packet accounted for, lost ranges zero");
 	return fails ? 1 : 0;

@@ -28,6 +28,20 @@
  *
  * Deterministic for a seed and one thread; with several threads the
  * interleaving varies, the per-thread sequences do not.
+ *
+ * No call may block for long: the 10 ms timeouts bound sendmsg/recvmsg,
+ * and close() waits at most until its messages are delivered or failed
+ * (dlcp(7); net.dlcp.msg_timeout_ms without an answer fails one), at once
+ * with SO_LINGER 0, and at most l_linger with SO_LINGER. A watchdog thread
+ * checks every thread's current call (workers, and the main thread's
+ * closes at the end): one that is still in it after --stuck SECONDS
+ * (default 30) is reported with its kernel stack (/proc/self/task/TID/
+ * stack, wchan), the namespace's /proc/net/dlcp/sockets, and interrupted
+ * with SIGUSR1 (close() gives up waiting on a signal); the run then fails,
+ * and ends at once (exit 1) if the call is still there after twice that.
+ * The longest close() of each kind is printed. Without this a blocked call
+ * showed only as the whole run being killed by its time bound, with no
+ * summary.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,6 +55,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/sockios.h>
@@ -104,7 +120,7 @@ static const int allow[__C_MAX][32] = {
 	[C_SENDMSG] = { EINVAL, EMSGSIZE, EOPNOTSUPP, EDESTADDRREQ,
 			EAFNOSUPPORT, EACCES, EAGAIN, EPIPE, ENOMEM,
 			ENETUNREACH, EHOSTUNREACH, EPERM, EINTR, EADDRINUSE,
-			ENODEV, 0 },
+			ENODEV, ENOBUFS, 0 },
 	[C_RECVMSG] = { EAGAIN, EOPNOTSUPP, ENOTCONN, EINTR, 0 },
 	[C_RECV_ERRQ] = { EAGAIN, 0 },
 	[C_SETSOCKOPT_DLCP] = { EINVAL, ENOPROTOOPT, EPERM, EFAULT, 0 },
@@ -126,8 +142,25 @@ static const int allow[__C_MAX][32] = {
 static struct {
 	uint64_t seed;
 	unsigned long count;
-	int threads, time, verbose;
-} o = { .seed = 1, .count = 20000, .threads = 4, .time = 300 };
+	int threads, time, verbose, stuck;
+} o = { .seed = 1, .count = 20000, .threads = 4, .time = 300, .stuck = 30 };
+
+/*
+ * The call each thread is in (for the watchdog): its name and since when
+ * (CLOCK_MONOTONIC ms, 0 when in none). Slot 0 is the main thread.
+ */
+#define NR_TRACK	65
+static struct track {
+	atomic_long since_ms;
+	const char *_Atomic what;
+	atomic_int reported;
+	pid_t tid;
+	pthread_t th;
+} track[NR_TRACK];
+static __thread struct track *me;
+static atomic_ulong stuck_calls;
+/* longest close() (ms): [0] SO_LINGER 0, [1] SO_LINGER > 0, [2] plain */
+static atomic_long close_max_ms[3];
 
 /* hist[call][errno]; [call][0] counts successes */
 static atomic_ulong hist[__C_MAX][NR_ERRNO];
@@ -200,13 +233,134 @@ static void account(enum call c, long ret, int err, const char *what)
 		what ? what : "", err, strerror(err));
 }
 
+static long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static void call_begin(const char *what)
+{
+	if (!me)
+		return;
+	atomic_store(&me->what, what);
+	atomic_store(&me->since_ms, mono_ms());
+}
+
+static long call_end(void)
+{
+	long t;
+
+	if (!me)
+		return 0;
+	t = mono_ms() - atomic_load(&me->since_ms);
+	atomic_store(&me->since_ms, 0);
+	return t;
+}
+
 #define DO(c, what, expr)						\
 	do {								\
 		long __r;						\
+		call_begin(call_name[c]);				\
 		errno = 0;						\
 		__r = (long)(expr);					\
+		call_end();						\
 		account(c, __r, errno, what);				\
 	} while (0)
+
+static void max_ms(atomic_long *m, long v)
+{
+	long cur = atomic_load(m);
+
+	while (v > cur && !atomic_compare_exchange_weak(m, &cur, v))
+		;
+}
+
+/* close() with the SO_LINGER setting @linger (-1: none), timed */
+static int timed_close(int fd, int linger)
+{
+	long t;
+	int rc;
+
+	if (linger >= 0) {
+		struct linger lg = { 1, linger };
+
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	call_begin("close");
+	rc = close(fd);
+	t = call_end();
+	max_ms(&close_max_ms[linger < 0 ? 2 : linger > 0], t);
+	return rc;
+}
+
+static void dump_file(const char *path, const char *prefix)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		printf("%s%s", prefix, line);
+	fclose(f);
+}
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;	/* only interrupts the blocked call */
+}
+
+/* Watchdog: report and interrupt a call stuck for o.stuck seconds. */
+static void *watchdog_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		long t = mono_ms();
+		int i;
+
+		for (i = 0; i < NR_TRACK; i++) {
+			struct track *k = &track[i];
+			long since = atomic_load(&k->since_ms);
+			char path[96];
+
+			if (!k->tid || !since || t - since < o.stuck * 1000L)
+				continue;
+			if (!atomic_exchange(&k->reported, 1)) {
+				atomic_fetch_add(&stuck_calls, 1);
+				printf("STUCK: thread %d in %s for %.1f s "
+				       "(more than --stuck %d s); kernel stack:\n",
+				       k->tid, atomic_load(&k->what),
+				       (t - since) / 1000.0, o.stuck);
+				snprintf(path, sizeof(path),
+					 "/proc/self/task/%d/wchan", k->tid);
+				dump_file(path, "  wchan: ");
+				printf("\n");
+				snprintf(path, sizeof(path),
+					 "/proc/self/task/%d/stack", k->tid);
+				dump_file(path, "  ");
+				dump_file("/proc/net/dlcp/sockets", "  sockets: ");
+				fflush(stdout);
+			}
+			/* again every 100 ms until it returns */
+			pthread_kill(k->th, SIGUSR1);
+			if (t - since >= 2 * o.stuck * 1000L) {
+				/* not interruptible (a killable-only wait):
+				 * end the run before its caller's time bound */
+				printf("STUCK: thread %d still in %s after %.1f s "
+				       "despite SIGUSR1: giving up, exit 1\n",
+				       k->tid, atomic_load(&k->what),
+				       (t - since) / 1000.0);
+				fflush(stdout);
+				_exit(1);
+			}
+		}
+		usleep(100000);
+	}
+	return NULL;
+}
 
 /* ------------------------------------------------------------ sockets */
 
@@ -595,13 +749,14 @@ static void one_call(struct rng *r, uint8_t *buf)
 		sl->fd = newfd;
 		pthread_rwlock_unlock(&sl->lock);
 		if (fd >= 0) {
-			if (chance(r, 80)) {
-				struct linger lg = { 1, 0 };
+			/* mostly abort at once; else wait (bounded, dlcp(7)) */
+			int lg = chance(r, 80) ? 0 : chance(r, 50) ?
+				 1 + (int)rnd(r, 2) : -1;
+			int rc;
 
-				setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg,
-					   sizeof(lg));
-			}
-			DO(C_CLOSE, NULL, close(fd));
+			errno = 0;
+			rc = timed_close(fd, lg);
+			account(C_CLOSE, rc, errno, NULL);
 		}
 		return;
 	}
@@ -674,9 +829,23 @@ static void one_call(struct rng *r, uint8_t *buf)
 			SIOCINQ, SIOCOUTQ, FIONBIO, SIOCGSTAMP_OLD, SIOCGIFADDR,
 			0x89ff, 0x1234,
 		};
+		unsigned long cmd = cmds[rnd(r, 7)];
 		int arg[16] = { (int)rnd(r, 2) };
+		struct ifreq ifr = { .ifr_name = "lo" };
 
-		DO(C_IOCTL, NULL, ioctl(fd, cmds[rnd(r, 7)], arg));
+		/*
+		 * Device ioctls (SIOCGIFADDR, SIOCDEVPRIVATE 0x89f0-0x89ff)
+		 * the protocol does not take reach dev_ioctl(), which for a
+		 * name that is not a device runs modprobe (dev_load():
+		 * request_module("netdev-%s")) and waits for it, killable
+		 * only. In the TCG guest one took over a second, on a busy
+		 * host long enough to stall the run; name a device that
+		 * exists.
+		 */
+		if (cmd == SIOCGIFADDR || (cmd & ~0xful) == 0x89f0)
+			DO(C_IOCTL, NULL, ioctl(fd, cmd, &ifr));
+		else
+			DO(C_IOCTL, NULL, ioctl(fd, cmd, arg));
 	} else if (op < 96) {
 		if (chance(r, 50)) {
 			DO(C_LISTEN_ACCEPT, "listen", listen(fd, 1));
@@ -699,6 +868,7 @@ static void one_call(struct rng *r, uint8_t *buf)
 }
 
 struct worker {
+	int idx;	/* in track[] */
 	pthread_t th;
 	struct rng rng;
 	unsigned long calls;
@@ -709,6 +879,10 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	uint8_t *buf = malloc(BIG);
 	unsigned long i;
+
+	me = &track[w->idx];
+	me->th = pthread_self();
+	me->tid = gettid();
 
 	if (!buf)
 		return NULL;
@@ -762,6 +936,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "seed", 1, 0, 's' }, { "count", 1, 0, 'c' },
 		{ "threads", 1, 0, 't' }, { "time", 1, 0, 'T' },
+		{ "stuck", 1, 0, 'k' },
 		{ "verbose", 0, 0, 'v' }, { 0, 0, 0, 0 }
 	};
 	struct sockaddr_in peer = { .sin_family = AF_INET,
@@ -780,15 +955,31 @@ int main(int argc, char **argv)
 		case 'c': o.count = strtoul(optarg, NULL, 0); break;
 		case 't': o.threads = atoi(optarg); break;
 		case 'T': o.time = atoi(optarg); break;
+		case 'k': o.stuck = atoi(optarg); break;
 		case 'v': o.verbose = 1; break;
 		default:
 			fprintf(stderr, "usage: dlcp_sysfuzz [--seed S] "
-				"[--count N] [--threads T] [--time S]\n");
+				"[--count N] [--threads T] [--time S] "
+				"[--stuck S]\n");
 			return 2;
 		}
 	}
-	if (o.threads < 1 || o.threads > 64)
+	if (o.threads < 1 || o.threads > NR_TRACK - 1)
 		o.threads = 4;
+	if (o.stuck < 1)
+		o.stuck = 30;
+	{
+		struct sigaction sa = { .sa_handler = on_sigusr1 };
+		pthread_t wd;
+
+		/* no SA_RESTART: the signal ends a blocked close() */
+		sigaction(SIGUSR1, &sa, NULL);
+		me = &track[0];
+		me->th = pthread_self();
+		me->tid = gettid();
+		pthread_create(&wd, NULL, watchdog_main, NULL);
+		pthread_detach(wd);
+	}
 	f = fopen("/proc/sys/net/dlcp/max_msg_size", "r");
 	if (f) {
 		if (fscanf(f, "%d", &max_msg) != 1)
@@ -821,6 +1012,7 @@ int main(int argc, char **argv)
 	t0 = now();
 	for (i = 0; i < o.threads; i++) {
 		w[i].rng.s = o.seed * 1000003 + (uint64_t)i;
+		w[i].idx = i + 1;
 		w[i].calls = o.count / (unsigned long)o.threads;
 		pthread_create(&w[i].th, NULL, worker_main, &w[i]);
 	}
@@ -840,13 +1032,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_SLOTS; i++) {
 		if (slots[i].fd < 0)
 			continue;
-		if (i % 2) {
-			struct linger lg = { 1, 0 };
-
-			setsockopt(slots[i].fd, SOL_SOCKET, SO_LINGER, &lg,
-				   sizeof(lg));
-		}
-		close(slots[i].fd);
+		/* odd slots abort, even ones wait (bounded: dlcp(7)) */
+		timed_close(slots[i].fd, i % 2 ? 0 : -1);
 	}
 	close(peer_fd);
 
@@ -874,5 +1061,13 @@ int main(int argc, char **argv)
 	printf("%lu calls failed with an allowed errno, %lu with an "
 	       "unexpected one\n", total_err - atomic_load(&bad_calls),
 	       (unsigned long)atomic_load(&bad_calls));
-	return atomic_load(&bad_calls) || atomic_load(&corrupt) ? 1 : 0;
+	printf("longest close(): %.1f s with SO_LINGER 0, %.1f s with "
+	       "SO_LINGER 1-2 s, %.1f s without SO_LINGER\n",
+	       atomic_load(&close_max_ms[0]) / 1000.0,
+	       atomic_load(&close_max_ms[1]) / 1000.0,
+	       atomic_load(&close_max_ms[2]) / 1000.0);
+	printf("%lu calls blocked for more than %d s\n",
+	       (unsigned long)atomic_load(&stuck_calls), o.stuck);
+	return atomic_load(&bad_calls) || atomic_load(&corrupt) ||
+	       atomic_load(&stuck_calls) ? 1 : 0;
 }

@@ -210,7 +210,7 @@ require_root
 setup()
 {
 	if ! dlcp_loaded; then
-		insmod "$REPO_DIR/kmod/dlcp.ko" || return 1
+		insmod "${DLCP_KO:-$REPO_DIR/kmod/dlcp.ko}" || return 1
 	fi
 	if [ ! -x "$CAT" ] || [ ! -x "$DLCPSTAT" ]; then
 		make -s -C "$TOOLS" > /dev/null || return 1

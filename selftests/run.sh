@@ -12,7 +12,7 @@
 #
 # Exit status: that of run_vm.sh in the VM (0: all passed), or vm-run's
 # (124 timeout, 125 kernel warning, ...). Environment: DLCP_VM_TIMEOUT
-# (seconds, default 2700), KSFT_DIR (kselftest harness, see Makefile);
+# (seconds, default 3000), KSFT_DIR (kselftest harness, see Makefile);
 # passed to the guest: DLCP_SLOW=1 (also run the slow dlcp_prio.sh),
 # DLCP_BIG (big message of dlcp_netns.sh, default 16m), DLCP_XFER_TIMEOUT.
 
@@ -44,5 +44,5 @@ for v in DLCP_SLOW DLCP_BIG DLCP_XFER_TIMEOUT; do
 done
 
 cd "$TOP" || exit 2
-tools/vm-run --timeout "${DLCP_VM_TIMEOUT:-2700}" "${envs[@]}" -- \
+tools/vm-run --timeout "${DLCP_VM_TIMEOUT:-3000}" "${envs[@]}" -- \
 	selftests/run_vm.sh "$@" | tee "$log"

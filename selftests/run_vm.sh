@@ -21,6 +21,8 @@
 #   COMPONENT: dlcp_api dlcp_raw dlcp_netns dlcp_loss dlcp_prio dlcp_trace
 #              dlcp_dissector dlcp_module (default: all in that order but
 #              the slow dlcp_prio, which runs with DLCP_SLOW=1)
+# Environment: DLCP_TIMEOUT_SCALE=N multiplies the component timeouts
+# (the debug kernel of make debug-check is several times slower).
 
 set -u
 shopt -s lastpipe
@@ -51,6 +53,7 @@ COMPONENTS=(
 	"dlcp_fuzz.sh 480"
 	"dlcp_stress.sh 480"
 	"dlcp_libdlcp.sh 480"
+	"dlcp_security.sh 300"
 	"dlcp_module.sh 180"
 )
 
@@ -95,6 +98,8 @@ run_component()
 		result "not ok" "$prefix" "ERROR $name not built (make -C selftests)"
 		return
 	fi
+	# DLCP_TIMEOUT_SCALE=N: N times the time (slow kernels: KASAN, lockdep)
+	tmo=$((tmo * ${DLCP_TIMEOUT_SCALE:-1}))
 	cmd=(timeout -k 10 "$tmo" "$HERE/$name")
 	rcfile=$(mktemp)
 	start=$SECONDS
@@ -172,7 +177,7 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	-h | --help)
-		sed -n '3,23p' "$0"
+		sed -n '3,25p' "$0"
 		exit 0
 		;;
 	*)

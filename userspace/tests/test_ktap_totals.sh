@@ -32,7 +32,7 @@ expect()
 input() { printf '%b' "$1" > "$tmp/in"; }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..13"
 
 input 'TAP version 13\n1..3\nok 1 a\nok 2 b # SKIP why\nnot ok 3 c\n'
 expect "pass, skip and fail" "1 passed, 1 failed, 1 skipped" 1
@@ -66,6 +66,9 @@ expect "empty skipped plan" "0 passed, 0 failed, 0 skipped" 0
 
 input 'not ok 1 t # TODO later\nok 2 u # todo\n1..2\n'
 expect "TODO" "1 passed, 0 failed, 1 skipped" 0
+
+input 'TAP version 13\nok 1 a\nnot ok 2 b\n# cut off here\n'
+expect "results without a plan: cut off" "1 passed, 2 failed, 0 skipped" 1
 
 printf '1..1\nok 1 a\n' > "$tmp/a.log"
 printf '1..1\nnot ok 1 b\n' > "$tmp/b.log"
