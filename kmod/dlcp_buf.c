@@ -23,9 +23,13 @@
 #include <linux/xarray.h>
 #include "dlcp_impl.h"
 
+/*
+ * The xarray's lock is taken in softirq (receive buffers) and in process
+ * context (send buffers): lockdep sees one lock class, so it is BH-safe.
+ */
 void dlcp_buf_init(struct dlcp_buf *b, u32 len)
 {
-	xa_init(&b->pages);
+	xa_init_flags(&b->pages, XA_FLAGS_LOCK_BH);
 	b->len = len;
 	b->nr_alloc = 0;
 }
@@ -52,7 +56,7 @@ static struct page *dlcp_buf_page(struct dlcp_buf *b, u32 off, gfp_t gfp)
 	p = alloc_page(gfp | __GFP_ZERO);
 	if (!p)
 		return NULL;
-	if (xa_err(xa_store(&b->pages, idx, p, gfp))) {
+	if (xa_err(xa_store_bh(&b->pages, idx, p, gfp))) {
 		__free_page(p);
 		return NULL;
 	}

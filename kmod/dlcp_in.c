@@ -268,12 +268,13 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	d->info.bytes_lost = lost_bytes;
 	d->info.nr_lost_ranges = nr_lost;
 
+	/* once queued, recvmsg() may free @m and @d at any moment */
+	trace_dlcp_msg_complete(inet_sk(sk)->inet_num, &m->saddr,
+				ntohs(m->sport), m->id, m->len, lost_bytes);
 	*(struct dlcp_delivery **)skb->cb = d;
 	skb->destructor = dlcp_delivery_destructor;
 	skb_queue_tail(&sk->sk_receive_queue, skb);
 	sk->sk_data_ready(sk);
-	trace_dlcp_msg_complete(inet_sk(sk)->inet_num, &m->saddr,
-				ntohs(m->sport), m->id, m->len, lost_bytes);
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_MSGS);
 	if (lost_bytes) {
