@@ -55,6 +55,12 @@ setup()
 	modprobe -q sch_tbf 2> /dev/null
 	ns_create ns_s ns_r || return 1
 	ip -n ns_s link add eth0 type veth peer name eth0 netns ns_r || return 1
+	if [ "$DLCP_FAMILY" = 6 ]; then
+		# sender_vanishes takes the link down and up: keep the address
+		ip netns exec ns_s sysctl -qw net.ipv6.conf.eth0.keep_addr_on_down=1 &&
+		ip netns exec ns_r sysctl -qw net.ipv6.conf.eth0.keep_addr_on_down=1 ||
+			return 1
+	fi
 	ip -n ns_s addr add "$S/$PLEN" dev eth0 nodad || return 1
 	ip -n ns_r addr add "$R/$PLEN" dev eth0 nodad || return 1
 	ip -n ns_s link set eth0 up && ip -n ns_r link set eth0 up || return 1
