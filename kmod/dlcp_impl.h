@@ -728,6 +728,9 @@ void dlcp_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
 int dlcp_rcv(struct sk_buff *skb);
 int dlcp_rcv_common(struct sk_buff *skb, bool udp);
 int dlcp_err(struct sk_buff *skb, u32 info);
+struct sock *dlcp_err_sock(struct net *net, const struct in6_addr *saddr,
+			   __be16 sport);
+void dlcp_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now);
 void dlcp_in_purge(struct sock *sk);
 void dlcp_delivery_free(struct dlcp_delivery *d);

@@ -602,6 +602,36 @@ int dlcp_rcv(struct sk_buff *skb)
 }
 
 /*
+ * The socket that sent the packet an ICMP(v6) "too big" quotes (from
+ * @saddr, port @sport), referenced and counted, or NULL.
+ */
+struct sock *dlcp_err_sock(struct net *net, const struct in6_addr *saddr,
+			   __be16 sport)
+{
+	struct sock *sk;
+
+	rcu_read_lock();
+	sk = dlcp_lookup(net, saddr, sport);
+	rcu_read_unlock();
+	if (sk)
+		DLCP_INC_STATS(net, DLCP_MIB_PMTU_UPDATES);
+	return sk;
+}
+
+/*
+ * The route to @daddr was updated to @mtu: re-cut @sk's messages that no
+ * longer fit; drops the reference of dlcp_err_sock().
+ */
+void dlcp_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
+{
+	spin_lock_bh(&dlcp_sk(sk)->lock);
+	if (!dlcp_sk(sk)->dead)
+		dlcp_out_pmtu(sk, daddr, mtu);
+	spin_unlock_bh(&dlcp_sk(sk)->lock);
+	sock_put(sk);
+}
+
+/*
  * ICMP errors about a packet we sent (native mode). "Fragmentation
  * needed" updates the route's path MTU and re-cuts the messages to that
  * destination whose segments no longer fit; other errors are left to the
@@ -625,18 +655,11 @@ int dlcp_err(struct sk_buff *skb, u32 info)
 	h = (const struct dlcp_hdr *)(skb->data + iph->ihl * 4);
 	ipv6_addr_set_v4mapped(iph->saddr, &saddr);
 	ipv6_addr_set_v4mapped(iph->daddr, &daddr);
-	rcu_read_lock();
-	sk = dlcp_lookup(net, &saddr, h->source);
-	rcu_read_unlock();
+	sk = dlcp_err_sock(net, &saddr, h->source);
 	if (!sk)
 		return 0;
-	DLCP_INC_STATS(net, DLCP_MIB_PMTU_UPDATES);
 	ipv4_sk_update_pmtu(skb, sk, info);
-	spin_lock_bh(&dlcp_sk(sk)->lock);
-	if (!dlcp_sk(sk)->dead)
-		dlcp_out_pmtu(sk, &daddr, info);
-	spin_unlock_bh(&dlcp_sk(sk)->lock);
-	sock_put(sk);
+	dlcp_err_pmtu(sk, &daddr, info);
 	return 0;
 }
 

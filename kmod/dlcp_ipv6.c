@@ -162,18 +162,11 @@ static int dlcp6_err(struct sk_buff *skb, struct inet6_skb_parm *opt,
 		return 0;
 	ip6h = (const struct ipv6hdr *)skb->data;
 	h = (const struct dlcp_hdr *)(skb->data + offset);
-	rcu_read_lock();
-	sk = dlcp_lookup(net, &ip6h->saddr, h->source);
-	rcu_read_unlock();
+	sk = dlcp_err_sock(net, &ip6h->saddr, h->source);
 	if (!sk)
 		return 0;
-	DLCP_INC_STATS(net, DLCP_MIB_PMTU_UPDATES);
 	ip6_sk_update_pmtu(skb, sk, info);
-	spin_lock_bh(&dlcp_sk(sk)->lock);
-	if (!dlcp_sk(sk)->dead)
-		dlcp_out_pmtu(sk, &ip6h->daddr, ntohl(info));
-	spin_unlock_bh(&dlcp_sk(sk)->lock);
-	sock_put(sk);
+	dlcp_err_pmtu(sk, &ip6h->daddr, ntohl(info));
 	return 0;
 }
 
