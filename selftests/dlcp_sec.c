@@ -550,20 +550,31 @@ static int cmd_wire(void)
 		}
 		check(now() < end, "message %d (%zu bytes) not received", i, len);
 	}
-	/* a message to a port nobody bound: retransmissions, maybe
-	 * PROBEs, then ABORT when it gives up (msg_timeout_ms) or on close */
-	send_tag(snd2, "127.0.0.1", PORT + 9, "probe me");
-	end = now() + 5;
-	while (now() < end && !nr_type[DLCP_T_ABORT]) {
-		raw_drain(raw);
-		usleep(20000);
-	}
-	setsockopt(snd2, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(snd2);
-	end = now() + 2;
-	while (now() < end && !nr_type[DLCP_T_ABORT]) {
-		raw_drain(raw);
-		usleep(20000);
+	/*
+	 * A message to a port nobody bound: retransmissions, maybe PROBEs,
+	 * then ABORT when it gives up (msg_timeout_ms) or on close. An ABORT
+	 * is sent once and a lossy link may drop it: try a few messages.
+	 */
+	for (i = 0; i < 4 && !nr_type[DLCP_T_ABORT]; i++) {
+		if (i) {
+			snd2 = dlcp_socket();
+			if (udp_mode && setsockopt(snd2, SOL_DLCP, DLCP_ENCAP,
+						   &enc, sizeof(enc)))
+				die("DLCP_ENCAP UDP");
+		}
+		send_tag(snd2, "127.0.0.1", PORT + 9, "probe me");
+		end = now() + 5;
+		while (now() < end && !nr_type[DLCP_T_ABORT]) {
+			raw_drain(raw);
+			usleep(20000);
+		}
+		setsockopt(snd2, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		close(snd2);
+		end = now() + 2;
+		while (now() < end && !nr_type[DLCP_T_ABORT]) {
+			raw_drain(raw);
+			usleep(20000);
+		}
 	}
 	usleep(200000);
 	raw_drain(raw);
@@ -677,6 +688,7 @@ static int cmd_user(void)
 	static uint8_t buf[MAXMSG + 4096], ctl[65536];
 	uint8_t name[128], opt[64];
 	int rcv, snd, i, one = 1, lossy = 0, nmsg = 24, got = 0, compl = 0;
+	int failed = 0;
 	socklen_t l;
 	double end;
 
@@ -710,7 +722,7 @@ static int cmd_user(void)
 			die("sendmsg");
 	}
 	end = now() + 60;
-	while ((got < nmsg || compl < nmsg) && now() < end) {
+	while ((got < nmsg - failed || compl < nmsg) && now() < end) {
 		struct iovec iov = { buf, sizeof(buf) };
 		struct msghdr mh = { .msg_name = name,
 				     .msg_namelen = sizeof(name),
@@ -748,6 +760,15 @@ static int cmd_user(void)
 			compl++;
 			check(n == sizeof(struct dlcp_completion),
 			      "completion of %zd bytes", n);
+			if (n == sizeof(struct dlcp_completion)) {
+				struct dlcp_completion dc;
+
+				memcpy(&dc, buf, sizeof(dc));
+				check(dc.status <= DLCP_DONE_TIMEOUT,
+				      "completion status %u", dc.status);
+				/* never delivered: the receiver gave up */
+				failed += dc.status >= DLCP_DONE_DEADLINE;
+			}
 			check(all_fill(buf + n, 256 - (size_t)n),
 			      "completion: written past %zd bytes", n);
 			check(c && c->cmsg_level == SOL_DLCP &&
@@ -780,10 +801,16 @@ static int cmd_user(void)
 			      "msg_controllen");
 		}
 	}
-	printf("%d messages received (%d lossy), %d completions\n", got, lossy,
-	       compl);
-	check(got == nmsg && compl == nmsg, "%d of %d messages, %d completions",
-	      got, nmsg, compl);
+	printf("%d messages received (%d lossy), %d completions (%d failed)\n",
+	       got, lossy, compl, failed);
+	/*
+	 * A loaded host can time a message out (msg_timeout_ms): its sender
+	 * learns it failed and its receiver never delivers it. Every other
+	 * message must be received, and most must get through.
+	 */
+	check(compl == nmsg && got == nmsg - failed && failed < nmsg / 2,
+	      "%d of %d messages, %d completions, %d failed", got, nmsg,
+	      compl, failed);
 
 	/* getsockopt: nothing past optlen */
 	for (i = 1; i <= DLCP_ENCAP; i++) {
