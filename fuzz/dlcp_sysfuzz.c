@@ -107,7 +107,8 @@ static const char *const call_name[] = {
  *	(EADDRINUSE).
  *  sendmsg: dlcp_sendmsg(), routing as for connect, dlcp(7) ERRORS.
  *  recvmsg: dlcp_recvmsg(), skb_recv_datagram (EAGAIN), dlcp(7).
- *  sockopts at SOL_DLCP: dlcp_[gs]etsockopt().
+ *  sockopts at SOL_DLCP: dlcp_[gs]etsockopt(); ENODEV from DLCP_PATHS
+ *	naming an interface that does not exist.
  */
 static const int allow[__C_MAX][32] = {
 	[C_SOCKET] = { ENOMEM, ENOBUFS, EMFILE, 0 },
@@ -123,7 +124,8 @@ static const int allow[__C_MAX][32] = {
 			ENODEV, ENOBUFS, 0 },
 	[C_RECVMSG] = { EAGAIN, EOPNOTSUPP, ENOTCONN, EINTR, 0 },
 	[C_RECV_ERRQ] = { EAGAIN, 0 },
-	[C_SETSOCKOPT_DLCP] = { EINVAL, ENOPROTOOPT, EPERM, EFAULT, 0 },
+	[C_SETSOCKOPT_DLCP] = { EINVAL, ENOPROTOOPT, EPERM, EFAULT, ENODEV,
+				0 },
 	[C_GETSOCKOPT_DLCP] = { EINVAL, ENOPROTOOPT, EFAULT, 0 },
 	[C_SETSOCKOPT_SOCK] = { GENERIC_OPT, 0 },
 	[C_GETSOCKOPT_SOCK] = { GENERIC_OPT, 0 },

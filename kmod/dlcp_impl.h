@@ -134,6 +134,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_ABORTS_SENT,
 	DLCP_MIB_ABORTS_RCVD,
 	DLCP_MIB_OUT_NO_ROUTE,		/* transmission failed: no route */
+	DLCP_MIB_OUT_PATH_SKIPPED,	/* DLCP_PATHS path skipped: no route */
 	DLCP_MIB_OUT_ERRORS,		/* transmission failed: other */
 	DLCP_MIB_PMTU_UPDATES,		/* ICMP fragmentation needed */
 	DLCP_MIB_RESEGMENTED,		/* messages re-cut to a smaller MTU */
@@ -329,6 +330,20 @@ enum dlcp_seg_state {
 };
 
 /**
+ * struct dlcp_msg_path - one output path of a message (DLCP_PATHS)
+ * @dst:	cached route over the path (holds a reference), or NULL
+ * @cookie:	IPv6 route cookie for dst_check()
+ * @ifindex:	output interface
+ * @weight:	data packets per round
+ */
+struct dlcp_msg_path {
+	struct dst_entry	*dst;
+	u32			cookie;
+	int			ifindex;
+	u16			weight;
+};
+
+/**
  * struct dlcp_out_msg - a message being sent
  * @node:	in dlcp_sock.out_msgs, in send order
  * @id:		message id on the wire
@@ -364,6 +379,10 @@ enum dlcp_seg_state {
  * @droppable:	bitmap of droppable (low-magnitude) segments, or NULL
  * @ce_seen:	CE-marked bytes the receiver reported so far
  * @udp:	sent inside UDP
+ * @paths:	DLCP_PATHS of the socket when it was sent, or NULL
+ * @nr_paths:	entries in @paths
+ * @path_cur:	path of the next data packet
+ * @path_left:	data packets @path_cur may still send this round
  */
 struct dlcp_out_msg {
 	struct list_head	node;
@@ -398,6 +417,10 @@ struct dlcp_out_msg {
 	unsigned long		*droppable;
 	u32			ce_seen;
 	bool			udp;
+	struct dlcp_msg_path	*paths;
+	u8			nr_paths;
+	u8			path_cur;
+	u16			path_left;
 };
 
 static inline bool dlcp_seg_crit(const struct dlcp_out_msg *m, u32 seg)
@@ -582,6 +605,8 @@ struct dlcp_peer {
  * @prio_set:		DLCP_PRIORITY was set; else classes follow layers
  * @recv_completion:	DLCP_RECVCOMPLETION
  * @encap:		DLCP_ENCAP, -1: follow net.dlcp.encap
+ * @paths:		DLCP_PATHS, copied into each message at sendmsg()
+ * @nr_paths:		entries in @paths
  * @dead:		closing: timers must not re-arm, packets are dropped
  */
 struct dlcp_sock {
@@ -612,6 +637,8 @@ struct dlcp_sock {
 	bool			prio_set;
 	bool			recv_completion;
 	s8			encap;
+	u8			nr_paths;
+	struct dlcp_path	paths[DLCP_MAX_PATHS];
 	bool			dead;
 };
 
@@ -705,7 +732,13 @@ void dlcp_walk_socks(struct net *net,
 u32 dlcp_rcvbuf_limit(const struct sock *sk);
 
 /* dlcp_out.c */
+struct dst_entry *dlcp_route(struct sock *sk, const struct in6_addr *saddr,
+			     const struct in6_addr *daddr, __be16 sport,
+			     __be16 dport, int oif, struct in6_addr *src,
+			     u32 *cookie);
+u32 dlcp_mtu_seg_size(const struct dlcp_out_msg *m, u32 mtu);
 int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m);
+void dlcp_out_release_msg(struct dlcp_out_msg *m);
 void dlcp_out_push(struct sock *sk);
 void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m);
 void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m);
@@ -769,10 +802,10 @@ u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg);
 /* dlcp_ipv6.c */
 int dlcp_ipv6_init(void);
 void dlcp_ipv6_exit(void);
-int dlcp6_route(struct sock *sk, struct dlcp_out_msg *m);
-struct dst_entry *dlcp6_route_ctl(struct sock *sk, const struct in6_addr *saddr,
-				  const struct in6_addr *daddr, __be16 sport,
-				  __be16 dport, struct in6_addr *src_out);
+struct dst_entry *dlcp6_route(struct sock *sk, const struct in6_addr *saddr,
+			      const struct in6_addr *daddr, __be16 sport,
+			      __be16 dport, int oif, struct in6_addr *src_out,
+			      u32 *cookie);
 int dlcp6_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	       const struct in6_addr *saddr, const struct in6_addr *daddr,
 	       u8 tclass, u8 nexthdr, u32 flowlabel);
@@ -780,6 +813,16 @@ int dlcp6_sockaddr(struct sock *sk, const struct sockaddr *uaddr, int len,
 		   struct in6_addr *addr, __be16 *port);
 void dlcp6_fill_name(struct msghdr *msg, const struct in6_addr *addr,
 		     __be16 port, int *addr_len);
+
+/* dlcp_path.c */
+int dlcp_path_setsockopt(struct sock *sk, sockptr_t optval,
+			 unsigned int optlen);
+int dlcp_path_getsockopt(struct sock *sk, char __user *optval,
+			 int __user *optlen);
+int dlcp_path_attach(struct sock *sk, struct dlcp_out_msg *m);
+struct dst_entry *dlcp_path_next(struct sock *sk, struct dlcp_out_msg *m);
+void dlcp_path_forget_routes(struct dlcp_out_msg *m);
+void dlcp_path_free(struct dlcp_out_msg *m);
 
 /* dlcp_timer.c */
 void dlcp_timer_init(struct sock *sk);

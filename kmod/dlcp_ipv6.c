@@ -59,16 +59,18 @@ void dlcp6_fill_name(struct msghdr *msg, const struct in6_addr *addr,
 }
 
 /*
- * Route from @saddr (the socket's bound address if NULL or any) to @daddr;
- * the source address the route picks goes to @src_out.
+ * dlcp_route() for an IPv6 destination: from @saddr (the socket's bound
+ * address if NULL or any) over interface @oif (0: any); the source address
+ * the route picks goes to @src_out.
  */
-struct dst_entry *dlcp6_route_ctl(struct sock *sk, const struct in6_addr *saddr,
-				  const struct in6_addr *daddr, __be16 sport,
-				  __be16 dport, struct in6_addr *src_out)
+struct dst_entry *dlcp6_route(struct sock *sk, const struct in6_addr *saddr,
+			      const struct in6_addr *daddr, __be16 sport,
+			      __be16 dport, int oif, struct in6_addr *src_out,
+			      u32 *cookie)
 {
 	struct flowi6 fl6 = {
 		.flowi6_proto	= dlcp_ipproto,
-		.flowi6_oif	= sk->sk_bound_dev_if,
+		.flowi6_oif	= oif,
 		.flowi6_mark	= READ_ONCE(sk->sk_mark),
 		.flowi6_uid	= sk->sk_uid,
 		.daddr		= *daddr,
@@ -87,27 +89,8 @@ struct dst_entry *dlcp6_route_ctl(struct sock *sk, const struct in6_addr *saddr,
 		return dst;
 	}
 	*src_out = fl6.saddr;
+	*cookie = rt6_get_cookie((struct rt6_info *)dst);
 	return dst;
-}
-
-/* dlcp_out_route() for an IPv6 destination. */
-int dlcp6_route(struct sock *sk, struct dlcp_out_msg *m)
-{
-	struct dst_entry *dst;
-	u32 mtu;
-
-	if (ipv6_addr_is_multicast(&m->daddr))
-		return -EACCES;
-	dst = dlcp6_route_ctl(sk, NULL, &m->daddr, inet_sk(sk)->inet_sport,
-			      m->dport, &m->saddr);
-	if (IS_ERR(dst))
-		return PTR_ERR(dst);
-	mtu = clamp_t(u32, dst_mtu(dst), IPV6_MIN_MTU, IP6_MAX_MTU);
-	m->dst = dst;
-	m->dst_cookie = rt6_get_cookie((struct rt6_info *)dst);
-	m->seg_size = mtu - sizeof(struct ipv6hdr) - DLCP_DATA_HDR_LEN -
-		      (m->udp ? sizeof(struct udphdr) : 0);
-	return 0;
 }
 
 /*

@@ -32,39 +32,75 @@
 #include <linux/udp.h>
 #include <net/checksum.h>
 #include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
 #include <net/route.h>
 #include <net/sock.h>
 #include "dlcp_impl.h"
 #include "dlcp_trace.h"
 
+/*
+ * Route from @saddr (any: the socket's bound address, or what the route
+ * picks) to @daddr over interface @oif (0: any). The source address used
+ * goes to @src, the IPv6 route cookie (for dst_check()) to @cookie.
+ */
+struct dst_entry *dlcp_route(struct sock *sk, const struct in6_addr *saddr,
+			     const struct in6_addr *daddr, __be16 sport,
+			     __be16 dport, int oif, struct in6_addr *src,
+			     u32 *cookie)
+{
+	__be32 from = saddr->s6_addr32[3];
+	struct flowi4 fl4;
+	struct rtable *rt;
+
+	if (!dlcp_addr_is_v4(daddr))
+		return dlcp6_route(sk, saddr, daddr, sport, dport, oif, src,
+				   cookie);
+	if (!from)
+		from = inet_sk(sk)->inet_saddr;
+	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, daddr->s6_addr32[3],
+				   from, dport, sport, dlcp_ipproto,
+				   RT_CONN_FLAGS(sk), oif);
+	if (IS_ERR(rt)) {
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
+		return ERR_CAST(rt);
+	}
+	ipv6_addr_set_v4mapped(fl4.saddr, src);
+	*cookie = 0;
+	return &rt->dst;
+}
+
+/* Payload bytes of one DATA packet of @m over a path MTU of @mtu. */
+u32 dlcp_mtu_seg_size(const struct dlcp_out_msg *m, u32 mtu)
+{
+	bool v4 = dlcp_addr_is_v4(&m->daddr);
+
+	mtu = clamp_t(u32, mtu, v4 ? 576 : IPV6_MIN_MTU,
+		      v4 ? IP_MAX_MTU : IP6_MAX_MTU);
+	return mtu - dlcp_ip_hdr_len(&m->daddr) - DLCP_DATA_HDR_LEN -
+	       (m->udp ? sizeof(struct udphdr) : 0);
+}
+
 /* Route @m to its destination: sets saddr, dst and seg_size. */
 int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m)
 {
-	struct inet_sock *inet = inet_sk(sk);
-	struct flowi4 fl4;
-	struct rtable *rt;
-	u32 mtu;
+	struct dst_entry *dst;
 
-	if (!dlcp_addr_is_v4(&m->daddr))
-		return dlcp6_route(sk, m);
-	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, m->daddr.s6_addr32[3],
-				   inet->inet_saddr, m->dport, inet->inet_sport,
-				   dlcp_ipproto, RT_CONN_FLAGS(sk),
-				   sk->sk_bound_dev_if);
-	if (IS_ERR(rt)) {
-		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
-		return PTR_ERR(rt);
-	}
-	if (rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)) {
-		ip_rt_put(rt);
+	if (ipv6_addr_is_multicast(&m->daddr))
+		return -EACCES;
+	dst = dlcp_route(sk, &in6addr_any, &m->daddr, inet_sk(sk)->inet_sport,
+			 m->dport, sk->sk_bound_dev_if, &m->saddr,
+			 &m->dst_cookie);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	if (dlcp_addr_is_v4(&m->daddr) &&
+	    (((struct rtable *)dst)->rt_flags & (RTCF_BROADCAST |
+						 RTCF_MULTICAST))) {
+		dst_release(dst);
 		return -EACCES;
 	}
-	mtu = clamp_t(u32, dst_mtu(&rt->dst), 576, IP_MAX_MTU);
-	ipv6_addr_set_v4mapped(fl4.saddr, &m->saddr);
-	m->dst = &rt->dst;
-	m->dst_cookie = 0;
-	m->seg_size = mtu - sizeof(struct iphdr) - DLCP_DATA_HDR_LEN -
-		      (m->udp ? sizeof(struct udphdr) : 0);
+	m->dst = dst;
+	m->seg_size = dlcp_mtu_seg_size(m, dst_mtu(dst));
 	return 0;
 }
 
@@ -193,28 +229,11 @@ int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
 	const struct dlcp_hdr *h = (const struct dlcp_hdr *)skb->data;
 	struct dst_entry *dst;
 	struct in6_addr src;
-	struct flowi4 fl4;
-	struct rtable *rt;
+	u32 cookie;
 	int err;
 
-	if (dlcp_addr_is_v4(daddr)) {
-		rt = ip_route_output_ports(sock_net(sk), &fl4, sk,
-					   daddr->s6_addr32[3],
-					   saddr->s6_addr32[3], h->dest,
-					   h->source, dlcp_ipproto,
-					   RT_CONN_FLAGS(sk),
-					   sk->sk_bound_dev_if);
-		if (IS_ERR(rt)) {
-			DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
-			dst = ERR_CAST(rt);
-		} else {
-			ipv6_addr_set_v4mapped(fl4.saddr, &src);
-			dst = &rt->dst;
-		}
-	} else {
-		dst = dlcp6_route_ctl(sk, saddr, daddr, h->source, h->dest,
-				      &src);
-	}
+	dst = dlcp_route(sk, saddr, daddr, h->source, h->dest,
+			 sk->sk_bound_dev_if, &src, &cookie);
 	if (IS_ERR(dst)) {
 		kfree_skb(skb);
 		return PTR_ERR(dst);
@@ -260,11 +279,18 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	u32 len = DLCP_DATA_HDR_LEN + plen;
 	bool crit = flags & DLCP_HF_CRITICAL;
 	bool droppable = flags & DLCP_HF_DROPPABLE;
+	struct dst_entry *dst = m->dst;
 	struct dlcp_data_hdr *d;
 	struct sk_buff *skb;
 	u8 cls;
 
-	if (!dlcp_out_dst_ok(sk, m))
+	if (m->paths)
+		dst = dlcp_path_next(sk, m);
+	else if (dlcp_out_dst_ok(sk, m))
+		dst = m->dst;
+	else
+		dst = NULL;
+	if (!dst)
 		return -EHOSTUNREACH;
 	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + len, GFP_ATOMIC);
 	if (!skb)
@@ -288,7 +314,7 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	dlcp_buf_to_skb(&m->buf, off, plen, d + 1);
 	/* retransmissions of critical data go in the highest class */
 	cls = crit && (flags & DLCP_HF_RETRANS) ? 0 : m->meta.prio;
-	return dlcp_xmit_skb(sk, skb, m->dst, &m->saddr, &m->daddr, cls,
+	return dlcp_xmit_skb(sk, skb, dst, &m->saddr, &m->daddr, cls,
 			     droppable, m->udp, seg);
 }
 
@@ -508,7 +534,14 @@ void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	dsk->nr_out_msgs--;
 	dsk->snd_mem -= m->len;
 	dlcp_peer_put(m->peer);
+	dlcp_out_release_msg(m);
+}
+
+/* Free @m and what it holds: routes, bytes, maps (no list, no peer). */
+void dlcp_out_release_msg(struct dlcp_out_msg *m)
+{
 	dst_release(m->dst);
+	dlcp_path_free(m);
 	dlcp_buf_free(&m->buf);
 	bitmap_free(m->crit);
 	bitmap_free(m->droppable);
@@ -894,7 +927,6 @@ static int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m,
 /* The path MTU to @daddr dropped to @mtu: re-route, re-cut what is too big. */
 void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
 {
-	u32 min_mtu = dlcp_addr_is_v4(daddr) ? 576 : IPV6_MIN_MTU;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct dlcp_out_msg *m;
 
@@ -905,9 +937,9 @@ void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
 			continue;
 		dst_release(m->dst);	/* the next send picks the new MTU */
 		m->dst = NULL;
-		max = max(mtu, min_mtu) - dlcp_ip_hdr_len(daddr) -
-		      DLCP_DATA_HDR_LEN - (m->udp ? sizeof(struct udphdr) : 0);
-		max = rounddown(max, dlcp_wire_dtype_size(m->meta.dtype));
+		dlcp_path_forget_routes(m);
+		max = rounddown(dlcp_mtu_seg_size(m, mtu),
+				dlcp_wire_dtype_size(m->meta.dtype));
 		if (max < m->seg_size && !dlcp_out_resegment(sk, m, max))
 			DLCP_INC_STATS(sock_net(sk), DLCP_MIB_RESEGMENTED);
 	}

@@ -80,6 +80,7 @@ const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
 	[DLCP_MIB_ABORTS_SENT]		= "DlcpAbortsSent",
 	[DLCP_MIB_ABORTS_RCVD]		= "DlcpAbortsRcvd",
 	[DLCP_MIB_OUT_NO_ROUTE]		= "DlcpOutNoRoute",
+	[DLCP_MIB_OUT_PATH_SKIPPED]	= "DlcpOutPathSkipped",
 	[DLCP_MIB_OUT_ERRORS]		= "DlcpOutErrors",
 	[DLCP_MIB_PMTU_UPDATES]		= "DlcpPmtuUpdates",
 	[DLCP_MIB_RESEGMENTED]		= "DlcpResegmented",

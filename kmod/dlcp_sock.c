@@ -612,6 +612,8 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 			goto free_msg;
 	}
 	err = dlcp_out_route(sk, m);
+	if (!err)
+		err = dlcp_path_attach(sk, m);
 	if (err)
 		goto free_msg;
 	m->seg_size = rounddown(m->seg_size, dlcp_wire_dtype_size(m->meta.dtype));
@@ -675,12 +677,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	return len;
 
 free_msg:
-	dst_release(m->dst);
-	dlcp_buf_free(&m->buf);
-	bitmap_free(m->crit);
-	bitmap_free(m->droppable);
-	kvfree(m->seg);
-	kfree(m);
+	dlcp_out_release_msg(m);
 	return err;
 }
 
@@ -782,6 +779,8 @@ static int dlcp_setsockopt(struct sock *sk, int level, int optname,
 		return ipv6_setsockopt(sk, level, optname, optval, optlen);
 	if (level != SOL_DLCP)
 		return -ENOPROTOOPT;
+	if (optname == DLCP_PATHS)
+		return dlcp_path_setsockopt(sk, optval, optlen);
 	if (optlen < sizeof(int))
 		return -EINVAL;
 	if (copy_from_sockptr(&val, optval, sizeof(val)))
@@ -853,6 +852,8 @@ static int dlcp_getsockopt(struct sock *sk, int level, int optname,
 		return ipv6_getsockopt(sk, level, optname, optval, optlen);
 	if (level != SOL_DLCP)
 		return -ENOPROTOOPT;
+	if (optname == DLCP_PATHS)
+		return dlcp_path_getsockopt(sk, optval, optlen);
 	if (get_user(len, optlen))
 		return -EFAULT;
 	if (len < (int)sizeof(int))

@@ -22,7 +22,14 @@
  * EADDRINUSE when the port is taken, is returned to that write), and
  * released with the namespace. A message uses the mode of its socket
  * (DLCP_ENCAP, else the sysctl); replies use the mode the data came in.
+ *
+ * Path MTU: ICMP "fragmentation needed" and ICMPv6 "packet too big" about
+ * a packet sent inside UDP reach the UDP socket of the port; the UDP
+ * layer updates the route's path MTU and hands the error to
+ * encap_err_rcv, which re-cuts the sending DLCP socket's messages.
  */
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
 #include <linux/jhash.h>
 #include <linux/udp.h>
 #include <net/ip6_checksum.h>
@@ -45,6 +52,59 @@ static int dlcp_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	return dlcp_rcv_common(skb, true);
 }
 
+/* ICMP errors on the port concern packets we sent: always ours. */
+static int dlcp_udp_err_lookup(struct sock *usk, struct sk_buff *skb)
+{
+	return 0;
+}
+
+/*
+ * An ICMP error about a packet we sent inside UDP, after the UDP layer
+ * updated the route's path MTU from "fragmentation needed" or "packet too
+ * big": re-cut the sending socket's messages, as dlcp_err() and
+ * dlcp6_err() do in native mode. @skb->data is the quoted IP header, the
+ * UDP header is at @udp_offset and the DLCP header follows it (the quote
+ * must hold its ports: routers quote as much as fits, beyond the 8 bytes
+ * RFC 792 asks for). Other errors are left to the guard timer.
+ */
+static void dlcp_udp_err_rcv(struct sock *usk, struct sk_buff *skb,
+			     unsigned int udp_offset)
+{
+	unsigned int off = udp_offset + sizeof(struct udphdr);
+	const struct dlcp_hdr *h;
+	struct in6_addr saddr, daddr;
+	struct sock *sk;
+	u32 mtu;
+
+	if (usk->sk_family == AF_INET) {
+		if (icmp_hdr(skb)->type != ICMP_DEST_UNREACH ||
+		    icmp_hdr(skb)->code != ICMP_FRAG_NEEDED)
+			return;
+		mtu = ntohs(icmp_hdr(skb)->un.frag.mtu);
+	} else {
+		if (icmp6_hdr(skb)->icmp6_type != ICMPV6_PKT_TOOBIG)
+			return;
+		mtu = ntohl(icmp6_hdr(skb)->icmp6_mtu);
+	}
+	if (!pskb_may_pull(skb, off + 4))
+		return;
+	if (usk->sk_family == AF_INET) {
+		const struct iphdr *iph = (const struct iphdr *)skb->data;
+
+		ipv6_addr_set_v4mapped(iph->saddr, &saddr);
+		ipv6_addr_set_v4mapped(iph->daddr, &daddr);
+	} else {
+		const struct ipv6hdr *ip6h = (const struct ipv6hdr *)skb->data;
+
+		saddr = ip6h->saddr;
+		daddr = ip6h->daddr;
+	}
+	h = (const struct dlcp_hdr *)(skb->data + off);
+	sk = dlcp_err_sock(sock_net(usk), &saddr, h->source);
+	if (sk)
+		dlcp_err_pmtu(sk, &daddr, mtu);
+}
+
 /* Open (or move to a new udp_port) the namespace's UDP socket. */
 int dlcp_udp_enable(struct net *net)
 {
@@ -52,6 +112,8 @@ int dlcp_udp_enable(struct net *net)
 	struct udp_tunnel_sock_cfg tcfg = {
 		.encap_type	= 1,
 		.encap_rcv	= dlcp_udp_encap_rcv,
+		.encap_err_lookup = dlcp_udp_err_lookup,
+		.encap_err_rcv	= dlcp_udp_err_rcv,
 	};
 	struct udp_port_cfg cfg = {
 		.family		= AF_INET,

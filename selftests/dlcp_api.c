@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -1474,6 +1475,85 @@ TEST_F(dlcp, sockopt_unknown)
 	EXPECT_EQ(ENOPROTOOPT, errno);
 	EXPECT_EQ(-1, setsockopt(self->tx, SOL_DLCP, 0, &val, sizeof(val)));
 	EXPECT_EQ(ENOPROTOOPT, errno);
+}
+
+TEST_F(dlcp, sockopt_paths)
+{
+	struct dlcp_path p[DLCP_MAX_PATHS + 1] = { 0 }, got[DLCP_MAX_PATHS];
+	unsigned int lo = if_nametoindex("lo");
+	char buf[1 << 12];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	socklen_t len = sizeof(got);
+	ssize_t n;
+	int i;
+
+	ASSERT_NE(0, lo);
+	/* none by default */
+	ASSERT_EQ(0, getsockopt(self->tx, SOL_DLCP, DLCP_PATHS, got, &len));
+	EXPECT_EQ(0, len);
+	/* bad lengths, fields and interfaces */
+	p[0].ifindex = lo;
+	EXPECT_EQ(-1, setsockopt(self->tx, SOL_DLCP, DLCP_PATHS, p,
+				 sizeof(p[0]) - 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, setsockopt(self->tx, SOL_DLCP, DLCP_PATHS, p,
+				 sizeof(p)));
+	EXPECT_EQ(EINVAL, errno);
+	p[0].reserved = 1;
+	EXPECT_EQ(-1, setsockopt(self->tx, SOL_DLCP, DLCP_PATHS, p,
+				 sizeof(p[0])));
+	EXPECT_EQ(EINVAL, errno);
+	p[0].reserved = 0;
+	p[0].weight = DLCP_PATH_WEIGHT_MAX + 1;
+	EXPECT_EQ(-1, setsockopt(self->tx, SOL_DLCP, DLCP_PATHS, p,
+				 sizeof(p[0])));
+	EXPECT_EQ(EINVAL, errno);
+	p[0].weight = 0;
+	p[0].ifindex = 0;
+	EXPECT_EQ(-1, setsockopt(self->tx, SOL_DLCP, DLCP_PATHS, p,
+				 sizeof(p[0])));
+	EXPECT_EQ(EINVAL, errno);
+	p[0].ifindex = 0x7fff0000;
+	EXPECT_EQ(-1, setsockopt(self->tx, SOL_DLCP, DLCP_PATHS, p,
+				 sizeof(p[0])));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(-1, setsockopt(self->tx, SOL_DLCP, DLCP_PATHS, (void *)8,
+				 sizeof(p[0])));
+	EXPECT_EQ(EFAULT, errno);
+	/* a full set reads back, weight 0 as 1 */
+	for (i = 0; i < DLCP_MAX_PATHS; i++) {
+		p[i].ifindex = lo;
+		p[i].weight = (uint16_t)i;
+	}
+	ASSERT_EQ(0, setsockopt(self->tx, SOL_DLCP, DLCP_PATHS, p,
+				DLCP_MAX_PATHS * sizeof(p[0])));
+	len = sizeof(got) - 1;
+	EXPECT_EQ(-1, getsockopt(self->tx, SOL_DLCP, DLCP_PATHS, got, &len));
+	EXPECT_EQ(EINVAL, errno);
+	len = sizeof(got);
+	ASSERT_EQ(0, getsockopt(self->tx, SOL_DLCP, DLCP_PATHS, got, &len));
+	ASSERT_EQ(sizeof(got), len);
+	for (i = 0; i < DLCP_MAX_PATHS; i++) {
+		EXPECT_EQ(lo, got[i].ifindex);
+		EXPECT_EQ(i ? i : 1, got[i].weight);
+		EXPECT_EQ(0, got[i].reserved);
+	}
+	/* messages go over the paths (all lo here) and arrive whole */
+	memset(buf, 0x3c, sizeof(buf));
+	ASSERT_EQ(sizeof(buf), sendto(self->tx, buf, sizeof(buf), 0,
+				      (struct sockaddr *)&self->to,
+				      sizeof(self->to)));
+	memset(buf, 0, sizeof(buf));
+	n = recvmsg(self->rx, &mh, 0);
+	ASSERT_EQ(sizeof(buf), n);
+	EXPECT_EQ(0x3c, buf[0]);
+	EXPECT_EQ(0x3c, buf[sizeof(buf) - 1]);
+	/* optlen 0 clears */
+	ASSERT_EQ(0, setsockopt(self->tx, SOL_DLCP, DLCP_PATHS, NULL, 0));
+	len = sizeof(got);
+	ASSERT_EQ(0, getsockopt(self->tx, SOL_DLCP, DLCP_PATHS, got, &len));
+	EXPECT_EQ(0, len);
 }
 
 TEST_F(dlcp, sockopt_socket_level)

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "linux/dlcp.h"
@@ -36,7 +37,7 @@
 #define MAX_CRIT	8
 
 static struct {
-	const char *mode, *to, *expect, *ready;
+	const char *mode, *to, *expect, *ready, *from, *paths;
 	int port, count, timeout;
 	size_t size;
 	unsigned int budget, deadline;
@@ -164,9 +165,35 @@ static int check_completions(int s)
 	return bad != 0;
 }
 
+/* --paths IF[:WEIGHT][,IF[:WEIGHT]...]: DLCP_PATHS on @s */
+static int set_paths(int s, const char *spec)
+{
+	struct dlcp_path p[DLCP_MAX_PATHS] = { 0 };
+	char *copy = strdup(spec), *tok, *save = NULL;
+	int n = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok && n < DLCP_MAX_PATHS;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *w = strchr(tok, ':');
+
+		if (w) {
+			*w++ = 0;
+			p[n].weight = (uint16_t)atoi(w);
+		}
+		p[n].ifindex = if_nametoindex(tok);
+		if (!p[n].ifindex) {
+			free(copy);
+			return -1;
+		}
+		n++;
+	}
+	free(copy);
+	return setsockopt(s, SOL_DLCP, DLCP_PATHS, p, n * sizeof(p[0]));
+}
+
 static int do_send(void)
 {
-	struct sockaddr_storage to;
+	struct sockaddr_storage to, from;
 	socklen_t tolen = make_sa(&to, o.to, o.port);
 	uint8_t *buf = malloc(o.size);
 	int one = 1, s = sock_bound(0), i;
@@ -175,6 +202,11 @@ static int do_send(void)
 		return fail("socket");
 	if (!tolen)
 		return fail("address");
+	if (o.from && bind(s, (struct sockaddr *)&from,
+			   make_sa(&from, o.from, 0)))
+		return fail("bind --from");
+	if (o.paths && set_paths(s, o.paths))
+		return fail("DLCP_PATHS");
 	if (setsockopt(s, SOL_DLCP, DLCP_RECVCOMPLETION, &one, sizeof(one)))
 		return fail("DLCP_RECVCOMPLETION");
 	for (i = 0; i < o.count; i++) {
@@ -361,6 +393,10 @@ int main(int argc, char **argv)
 			o.deadline = strtoul(v, NULL, 0);
 		else if (!strcmp(a, "--timeout"))
 			o.timeout = atoi(v);
+		else if (!strcmp(a, "--from"))
+			o.from = v;
+		else if (!strcmp(a, "--paths"))
+			o.paths = v;
 		else if (!strcmp(a, "--ready"))
 			o.ready = v;
 		else if (!strcmp(a, "--expect") ||

@@ -11,6 +11,12 @@
 #   ns_s 10.77.5.2 -- 10.77.5.1 ns_rt p1 10.77.6.1 -- 10.77.6.2 ns_r
 #                                     p2 10.77.7.1 -- 10.77.7.2
 #   the receiver's address 10.77.9.1 (on lo) is reached over p1 and p2
+#
+# Host multipath (DLCP_PATHS): the sender has a second link,
+#   ns_s eth1 10.77.15.2 -- 10.77.15.1 s1 ns_rt
+# and a host address 10.77.8.1 (on lo) that the router reaches over both;
+# the sender's route to the receiver has a next hop over each link, and
+# the socket sprays its packets over eth0 and eth1.
 
 # cleanup, setup and case_* are called by name from ktap_main:
 # shellcheck disable=SC2317
@@ -21,6 +27,7 @@ source "$(dirname "$0")/lib.sh"
 
 LOSS=$SELFTEST_DIR/dlcp_loss
 DST=10.77.9.1
+SRC=10.77.8.1
 port=7500
 tmpdir=
 
@@ -39,26 +46,38 @@ setup()
 	modprobe -q sch_netem 2> /dev/null
 	ns_create ns_s ns_rt ns_r || return 1
 	ip -n ns_s link add eth0 type veth peer name s0 netns ns_rt &&
+	ip -n ns_s link add eth1 type veth peer name s1 netns ns_rt &&
 	ip -n ns_rt link add p1 type veth peer name r1 netns ns_r &&
 	ip -n ns_rt link add p2 type veth peer name r2 netns ns_r || return 1
 	ip -n ns_s addr add 10.77.5.2/24 dev eth0 &&
 	ip -n ns_rt addr add 10.77.5.1/24 dev s0 &&
+	ip -n ns_s addr add 10.77.15.2/24 dev eth1 &&
+	ip -n ns_rt addr add 10.77.15.1/24 dev s1 &&
+	ip -n ns_s addr add "$SRC/32" dev lo &&
 	ip -n ns_rt addr add 10.77.6.1/24 dev p1 &&
 	ip -n ns_rt addr add 10.77.7.1/24 dev p2 &&
 	ip -n ns_r addr add 10.77.6.2/24 dev r1 &&
 	ip -n ns_r addr add 10.77.7.2/24 dev r2 &&
 	ip -n ns_r addr add "$DST/32" dev lo || return 1
-	for l in "ns_s eth0" "ns_rt s0" "ns_rt p1" "ns_rt p2" "ns_r r1" \
-		 "ns_r r2"; do
+	for l in "ns_s lo" "ns_s eth0" "ns_s eth1" "ns_rt s0" "ns_rt s1" \
+		 "ns_rt p1" "ns_rt p2" "ns_r r1" "ns_r r2"; do
 		read -r ns dev <<< "$l"
 		ip -n "$ns" link set "$dev" up || return 1
 	done
 	ip -n ns_s route add default via 10.77.5.1 &&
+	ip -n ns_s route add "$DST/32" nexthop via 10.77.5.1 dev eth0 \
+		nexthop via 10.77.15.1 dev eth1 &&
+	ip -n ns_rt route add "$SRC/32" nexthop via 10.77.5.2 dev s0 \
+		nexthop via 10.77.15.2 dev s1 &&
 	ip -n ns_r route add default via 10.77.6.1 &&
 	ip -n ns_rt route add "$DST/32" nexthop via 10.77.6.2 dev p1 \
 		nexthop via 10.77.7.2 dev p2 || return 1
 	ip netns exec ns_rt sysctl -qw net.ipv4.ip_forward=1 &&
 	ip netns exec ns_rt sysctl -qw net.ipv4.fib_multipath_hash_policy=1 &&
+	ip netns exec ns_rt sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
+	ip netns exec ns_rt sysctl -qw \
+		net.ipv4.conf.all.ignore_routes_with_linkdown=1 &&
+	ip netns exec ns_rt sysctl -qw net.ipv4.conf.s1.rp_filter=0 &&
 	ip netns exec ns_r sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
 	ip netns exec ns_r sysctl -qw net.ipv4.conf.r2.rp_filter=0
 }
@@ -69,27 +88,29 @@ encap()	# 0 native, 1 UDP, on both ends
 	ip netns exec ns_r sysctl -qw net.dlcp.encap="$1"
 }
 
-txbytes()	# DEV: bytes the router sent on DEV
+txbytes()	# DEV [NS]: bytes sent on DEV (of the router, or of NS)
 {
-	ip -n ns_rt -s -j link show "$1" |
+	ip -n "${2:-ns_rt}" -s -j link show "$1" |
 		/usr/bin/python3 -c 'import json, sys
 print(json.load(sys.stdin)[0]["stats64"]["tx"]["bytes"])'
 }
 
-# transfer COUNT SIZE: one byte-checked transfer to $DST
+# transfer COUNT SIZE [SENDER OPTIONS]: one byte-checked transfer to $DST
 transfer()
 {
-	local rpid rc=0
+	local rpid rc=0 count=$1 size=$2
 
+	shift 2
 	port=$((port + 1))
 	rm -f "$tmpdir/ready"
 	ip netns exec ns_r timeout 120 "$LOSS" recv --port "$port" \
-		--count "$1" --size "$2" --budget 0 --expect exact \
+		--count "$count" --size "$size" --budget 0 --expect exact \
 		--ready "$tmpdir/ready" &
 	rpid=$!
 	wait_for_file "$tmpdir/ready" 20 "$rpid" || return 1
 	ip netns exec ns_s timeout 120 "$LOSS" send --to "$DST" --port "$port" \
-		--count "$1" --size "$2" --budget 0 --expect-completion exact ||
+		--count "$count" --size "$size" --budget 0 \
+		--expect-completion exact "$@" ||
 		{ echo "FAIL: sender"; rc=1; }
 	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
 	return "$rc"
@@ -140,7 +161,71 @@ case_udp_paths_differ_delay_loss()
 	return 0
 }
 
+# host_spread PATHS MIN_PCT MAX_PCT: a 4 MiB transfer from $SRC sprayed by
+# DLCP_PATHS over the sender's links; eth0's share must be in the range
+host_spread()
+{
+	local a0 b0 a b pct
+
+	a0=$(txbytes eth0 ns_s)
+	b0=$(txbytes eth1 ns_s)
+	transfer 1 4194304 --from "$SRC" --paths "$1" || return 1
+	a=$(($(txbytes eth0 ns_s) - a0))
+	b=$(($(txbytes eth1 ns_s) - b0))
+	pct=$((100 * a / (a + b)))
+	echo "DLCP_PATHS $1: eth0 $a bytes, eth1 $b bytes ($pct% on eth0)"
+	if [ "$pct" -lt "$2" ] || [ "$pct" -gt "$3" ]; then
+		fail "share of eth0 not within $2..$3%"
+	fi
+}
+
+case_host_paths_spray()
+{
+	encap 0 || return 1
+	# native mode: without DLCP_PATHS one next hop carries it all
+	host_spread eth0,eth1 40 60
+}
+
+case_host_paths_weights()
+{
+	encap 0 || return 1
+	host_spread eth0:3,eth1:1 65 85
+}
+
+case_host_paths_differ_delay_loss()
+{
+	local rc=0
+
+	encap 1 || return 1
+	tc -n ns_s qdisc replace dev eth0 root netem delay 1ms loss 1% &&
+	tc -n ns_s qdisc replace dev eth1 root netem delay 8ms loss 2% ||
+		return 1
+	transfer 4 1048576 --from "$SRC" --paths eth0,eth1 || rc=1
+	tc -n ns_s qdisc del dev eth0 root
+	tc -n ns_s qdisc del dev eth1 root
+	return "$rc"
+}
+
+case_host_paths_link_down()
+{
+	local s0 s1 rc=0
+
+	encap 0 || return 1
+	# eth1 loses its route: its packets go over eth0, counted
+	ip -n ns_s link set eth1 down || return 1
+	s0=$(snmp ns_s DlcpOutPathSkipped)
+	transfer 2 1048576 --from "$SRC" --paths eth0,eth1 || rc=1
+	s1=$(snmp ns_s DlcpOutPathSkipped)
+	ip -n ns_s link set eth1 up
+	ip -n ns_s route replace "$DST/32" nexthop via 10.77.5.1 dev eth0 \
+		nexthop via 10.77.15.1 dev eth1
+	echo "DlcpOutPathSkipped: $s0 -> $s1"
+	[ "$s1" -gt "$s0" ] || fail "no packet moved off the dead path"
+	return "$rc"
+}
+
 CASES=(udp_sprays_one_message native_takes_one_path
-       udp_paths_differ_delay_loss)
+       udp_paths_differ_delay_loss host_paths_spray host_paths_weights
+       host_paths_differ_delay_loss host_paths_link_down)
 
 ktap_main "${CASES[@]}"

@@ -64,6 +64,19 @@
  *			that varies per packet for ECMP and RSS), or -1 to
  *			follow net.dlcp.encap (the default). Selecting UDP
  *			opens the namespace's UDP port: EADDRINUSE if taken.
+ * DLCP_PATHS		host multipath: an array of struct dlcp_path (at
+ *			most DLCP_MAX_PATHS; optlen 0 clears it). The data
+ *			packets of every message sent afterwards are sprayed
+ *			over these output interfaces, packet by packet, in
+ *			proportion to their weights; a path with no route to
+ *			the destination is skipped. The source address is the
+ *			same on every path (the bound address, or the one the
+ *			route over the first path picks), so give multi-rail
+ *			hosts an address every rail reaches. Control packets
+ *			follow the ordinary route. getsockopt() returns the
+ *			array (optlen: its size in bytes). EINVAL for a bad
+ *			length, weight or non-zero reserved field, ENODEV for
+ *			an interface not in the socket's namespace.
  */
 #define DLCP_LOSS_BUDGET	1
 #define DLCP_SEGMENT_SIZE	2
@@ -72,12 +85,29 @@
 #define DLCP_MAX_MSG_SIZE	5
 #define DLCP_RECVCOMPLETION	6
 #define DLCP_ENCAP		7
+#define DLCP_PATHS		8
 
 #define DLCP_ENCAP_NATIVE	0
 #define DLCP_ENCAP_UDP		1
 #define DLCP_UDP_PORT		9253	/* default net.dlcp.udp_port */
 
 #define DLCP_PPM_MAX		1000000U
+
+#define DLCP_MAX_PATHS		16
+#define DLCP_PATH_WEIGHT_MAX	255
+
+/**
+ * struct dlcp_path - one output path of DLCP_PATHS
+ * @ifindex:	output interface, in the socket's network namespace
+ * @weight:	consecutive data packets sent on this path per round,
+ *		1..DLCP_PATH_WEIGHT_MAX (0 on set means 1)
+ * @reserved:	must be zero
+ */
+struct dlcp_path {
+	__u32	ifindex;
+	__u16	weight;
+	__u16	reserved;
+};
 
 /*
  * Control messages (cmsg_level SOL_DLCP).
