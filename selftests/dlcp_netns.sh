@@ -338,12 +338,12 @@ case_four_threads_one_host()
 # with its own round-trip time.
 case_peer_state()
 {
-	local py=/usr/bin/python3 rpids=() x out line rc=0 srtt_b srtt_c
+	local py=/usr/bin/python3 rpids=() x out rc=0 srtt_b srtt_c
 
 	port=$((port + 1))
 	impair c netem delay 20ms
 	for x in b c; do
-		ip netns exec "ns_$x" timeout 60 "$py" -c '
+		ip netns exec "ns_$x" timeout "$(tscale 60)" "$py" -c '
 import socket, sys
 s = socket.socket(getattr(socket, sys.argv[4]), socket.SOCK_RDM, 0)
 s.bind(("", int(sys.argv[1])))
@@ -354,7 +354,7 @@ for _ in range(int(sys.argv[3])):
 		rpids+=($!)
 		wait_for_file "$tmpdir/ready.$x" 20 "$!" || rc=1
 	done
-	out=$(ip netns exec ns_a timeout 60 "$py" -c '
+	out=$(ip netns exec ns_a timeout "$(tscale 60)" "$py" -c '
 import socket, sys, time
 s = socket.socket(getattr(socket, sys.argv[2]), socket.SOCK_RDM, 0)
 s.bind(("", 0))
@@ -368,7 +368,8 @@ for _ in range(500):
 		break
 	time.sleep(0.1)
 sys.stdout.write(open("/proc/net/dlcp/peers").read())
-' "$port" "$PY_AF" "${NET}2" "${NET}3") || rc=1
+' "$port" "$PY_AF" "${NET}2" "${NET}3") ||
+		{ echo "FAIL: the sender exited with status $?"; rc=1; }
 	for x in "${rpids[@]}"; do
 		wait "$x" || { echo "FAIL: a receiver did not get 8 messages"; rc=1; }
 	done

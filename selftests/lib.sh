@@ -136,6 +136,12 @@ fail()
 	return 1
 }
 
+# tscale SECONDS: SECONDS times DLCP_TIMEOUT_SCALE (slow debug kernels)
+tscale()
+{
+	echo $(($1 * ${DLCP_TIMEOUT_SCALE:-1}))
+}
+
 # wait_for_file FILE SECONDS [PID]: until FILE exists; gives up early if
 # process PID (the one to create it) has exited.
 wait_for_file()
