@@ -367,6 +367,7 @@ struct dlcp_msg_path {
  * @last_heard:	jiffies of the last REPORT for this message, or of its
  *		first transmission
  * @probes:	PROBEs sent since the last REPORT
+ * @last_probe:	jiffies of the last of them
  * @crit:	bitmap of critical segments, NULL if none (or all: the
  *		DLCP_MSG_CRITICAL flag)
  * @crit_len:	bytes in critical segments (sent in every DATA packet)
@@ -406,6 +407,7 @@ struct dlcp_out_msg {
 	u32			inflight;
 	unsigned long		last_heard;
 	u32			probes;
+	unsigned long		last_probe;
 	unsigned long		*crit;
 	u32			crit_len;
 	u32			budget_bytes;

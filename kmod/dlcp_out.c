@@ -784,6 +784,7 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 	u32 now_us = dlcp_now_us(), i;
 	struct dlcp_net *dn = dlcp_pernet(net);
 	unsigned long give_up = msecs_to_jiffies(READ_ONCE(dn->msg_timeout_ms));
+	u64 probe_max = jiffies_to_usecs(give_up) / 5;
 	struct dlcp_out_msg *m, *tmp;
 
 	for (i = 0; i < dsk->flight_len; i++) {
@@ -819,6 +820,7 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		unsigned long quiet = now - m->last_heard;
 		u32 rto = dlcp_out_rto_us(sk, m->peer);
 		bool any;
+		u64 wait;
 
 		if (m->next_new && time_after_eq(now, m->last_heard + give_up)) {
 			DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_FAILED);
@@ -836,12 +838,21 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
 			continue;
 		}
-		/* quiet for an RTO, backing off: ask what arrived */
+		/*
+		 * Quiet for an RTO, backing off: ask what arrived. The wait
+		 * is capped so that several PROBEs go out before the message
+		 * gives up: a lost PROBE or REPORT must not cost it.
+		 */
+		wait = min3((u64)rto << min(m->probes, 6U),
+			    (u64)DLCP_RTO_MAX_US, probe_max);
+		if (m->probes)
+			quiet = now - m->last_probe;
 		if ((m->next_new == m->nsegs || m->final) && !m->inflight &&
 		    !dlcp_out_want_rtx(m, &any) &&
-		    jiffies_to_usecs(quiet) >= (u64)rto << min(m->probes, 6U)) {
+		    jiffies_to_usecs(quiet) >= wait) {
 			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
 			m->probes++;
+			m->last_probe = now;
 		}
 	}
 	dlcp_out_push(sk);

@@ -17,7 +17,8 @@
 # Impairments are netem qdiscs on both ends of a link (data and reports).
 #
 # Environment: DLCP_BIG (size of the big message, default 16m),
-# DLCP_XFER_TIMEOUT (seconds per transfer, default 90), DLCP_FAMILY (4, or
+# DLCP_XFER_TIMEOUT (seconds per transfer, default 90 times
+# DLCP_TIMEOUT_SCALE), DLCP_FAMILY (4, or
 # 6: the same suite over IPv6 with AF_INET6 sockets, addresses fd77::N;
 # dlcp_netns6.sh).
 
@@ -26,7 +27,7 @@ source "$(dirname "$0")/lib.sh"
 
 BIG=${DLCP_BIG:-16m}
 BIG_LOSSY=4m
-XFER_TIMEOUT=${DLCP_XFER_TIMEOUT:-90}
+XFER_TIMEOUT=${DLCP_XFER_TIMEOUT:-$(tscale 90)}
 SENDERS=(b c d e)
 FAMILY=${DLCP_FAMILY:-4}
 if [ "$FAMILY" = 6 ]; then
