@@ -117,33 +117,38 @@ transfer()
 }
 
 # spread: run a 4 MiB transfer, print and check the share of link p1
-spread()	# MIN_PCT MAX_PCT
+# spread NS DEV1 DEV2 MIN_PCT MAX_PCT [SENDER OPTIONS]: a 4 MiB transfer;
+# the share of the bytes NS sent on DEV1 (of DEV1 and DEV2) must be in the
+# range
+spread()
 {
-	local a0 b0 a b pct
+	local ns=$1 d1=$2 d2=$3 min=$4 max=$5 a0 b0 a b pct
 
-	a0=$(txbytes p1)
-	b0=$(txbytes p2)
-	transfer 1 4194304 || return 1
-	a=$(($(txbytes p1) - a0))
-	b=$(($(txbytes p2) - b0))
+	shift 5
+	a0=$(txbytes "$d1" "$ns")
+	b0=$(txbytes "$d2" "$ns")
+	transfer 1 4194304 "$@" || return 1
+	a=$(($(txbytes "$d1" "$ns") - a0))
+	b=$(($(txbytes "$d2" "$ns") - b0))
 	pct=$((100 * a / (a + b)))
-	echo "link p1: $a bytes, link p2: $b bytes ($pct% on p1)"
-	if [ "$pct" -lt "$1" ] || [ "$pct" -gt "$2" ]; then
-		fail "share of p1 not within $1..$2%"
+	echo "link $d1: $a bytes, link $d2: $b bytes ($pct% on $d1)${*:+, sender $*}"
+	if [ "$pct" -lt "$min" ] || [ "$pct" -gt "$max" ]; then
+		fail "share of $d1 not within $min..$max%"
 	fi
 }
 
 case_udp_sprays_one_message()
 {
 	encap 1 || return 1
-	spread 30 70
+	spread ns_rt p1 p2 30 70
 }
 
 case_native_takes_one_path()
 {
 	encap 0 || return 1
 	# either link, but (nearly) all of it on one
-	spread 0 100 > "$tmpdir/out" || { cat "$tmpdir/out"; return 1; }
+	spread ns_rt p1 p2 0 100 > "$tmpdir/out" ||
+		{ cat "$tmpdir/out"; return 1; }
 	cat "$tmpdir/out"
 	grep -qE '\((9[5-9]|100|[0-4])% on p1\)' "$tmpdir/out" ||
 		fail "native mode split over both links"
@@ -151,45 +156,29 @@ case_native_takes_one_path()
 
 case_udp_paths_differ_delay_loss()
 {
+	local rc=0
+
 	encap 1 || return 1
 	tc -n ns_rt qdisc replace dev p1 root netem delay 1ms loss 1% &&
 	tc -n ns_rt qdisc replace dev p2 root netem delay 6ms loss 2% ||
 		return 1
-	transfer 4 1048576
+	transfer 4 1048576 || rc=1
 	tc -n ns_rt qdisc del dev p1 root
 	tc -n ns_rt qdisc del dev p2 root
-	return 0
-}
-
-# host_spread PATHS MIN_PCT MAX_PCT: a 4 MiB transfer from $SRC sprayed by
-# DLCP_PATHS over the sender's links; eth0's share must be in the range
-host_spread()
-{
-	local a0 b0 a b pct
-
-	a0=$(txbytes eth0 ns_s)
-	b0=$(txbytes eth1 ns_s)
-	transfer 1 4194304 --from "$SRC" --paths "$1" || return 1
-	a=$(($(txbytes eth0 ns_s) - a0))
-	b=$(($(txbytes eth1 ns_s) - b0))
-	pct=$((100 * a / (a + b)))
-	echo "DLCP_PATHS $1: eth0 $a bytes, eth1 $b bytes ($pct% on eth0)"
-	if [ "$pct" -lt "$2" ] || [ "$pct" -gt "$3" ]; then
-		fail "share of eth0 not within $2..$3%"
-	fi
+	return "$rc"
 }
 
 case_host_paths_spray()
 {
 	encap 0 || return 1
 	# native mode: without DLCP_PATHS one next hop carries it all
-	host_spread eth0,eth1 40 60
+	spread ns_s eth0 eth1 40 60 --from "$SRC" --paths eth0,eth1
 }
 
 case_host_paths_weights()
 {
 	encap 0 || return 1
-	host_spread eth0:3,eth1:1 65 85
+	spread ns_s eth0 eth1 65 85 --from "$SRC" --paths eth0:3,eth1:1
 }
 
 case_host_paths_differ_delay_loss()
