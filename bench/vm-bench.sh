@@ -350,11 +350,6 @@ run_case()
 		"$NETEM_DESC" "${OFFLOAD:-on}" "$params" "$*" "${RACE_A:+ | client 1: $RACE_A | client 2: $RACE_B}" "$rc" "$errs" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" "$((q1 - q0))" "$((c1 - c0))" "$(getconf CLK_TCK)" \
 		"$b_s" "$a_s" "$b_r" "$a_r" "$ppj" "$clients" >> "$RAW"
-	if [ "$proto" = dlcp ]; then	# per-peer cwnd/srtt/rto after the case
-		{ echo "== $scen/$cname/$proto $*: $SNS"; ip netns exec $SNS cat /proc/net/dlcp/peers
-		  echo "== $RNS"; ip netns exec $RNS cat /proc/net/dlcp/peers; } \
-			>> "${RAW%.jsonl}.peers.txt" 2>&1
-	fi
 	[ -n "${BENCH_DEBUG:-}" ] && tc -s -n $SNS qdisc show dev veth0 >&2
 	log "$scen/$cname/$proto rc=$rc $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')s"
 }
@@ -461,7 +456,7 @@ run_group()
 		# total rate; DLCP and TCP alike. Then DLCP's own way: UDP mode
 		# over an ECMP route (TCP hashes to one path there).
 		mp_setup || { log "multipath topology setup failed"; exit 1; }
-		for spec in 1m:${MP_N1:-20} 4m:${MP_N4:-8}; do
+		for spec in 1m:${MP_N1:-20} 4m:${MP_N4:-6}; do
 			sz=${spec%:*}; n=${spec#*:}; bytes=$(( ${sz%m} * MiB ))
 			P="\"size\":$bytes,\"count\":$n"
 			mp_link inorder || exit 1
@@ -488,7 +483,7 @@ run_group()
 		# every case stops after N messages or CAP seconds, whichever
 		# comes first (the report states n)
 		CLIENT_TIMEOUT=240
-		for spec in 4m:${LR_N4:-20}:${LR_CAP4:-90} 1m:${LR_N1:-30}:${LR_CAP1:-45}; do
+		for spec in 4m:${LR_N4:-20}:${LR_CAP4:-60} 1m:${LR_N1:-30}:${LR_CAP1:-40}; do
 			IFS=: read -r sz n cap <<< "$spec"
 			bytes=$(( ${sz%m} * MiB ))
 			P="\"size\":$bytes,\"count\":$n,\"cap_s\":$cap"
