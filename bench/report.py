@@ -22,12 +22,13 @@ SCEN_TITLE = {
     "s1": "1. Lossless, one flow (goodput)",
     "s2": "2. Random loss: completion time",
     "s3": "3. Burst loss (netem gemodel)",
-    "s4": "4. Reordering (netem reorder)",
+    "s4": "4. Reordering: netem reorder; multipath spraying",
     "s5": "5. Incast, 8 senders -> 1 receiver",
     "s6": "6. Priority race (256 KiB vs 4 MiB bulk)",
     "s7": "7. Scaling: message size and senders",
     "s8": "8. CPU efficiency, unshaped veth",
     "s9": "Other (not implemented yet)",
+    "s10": "10. Long RTT (30 ms), 1% loss (issue #3)",
 }
 
 
@@ -63,6 +64,10 @@ def summarize(rec):
     budget = params.get("budget_ppm")
     out["label"] = proto + ("" if proto == "tcp" or budget is None
                             else " b=%g%%" % (budget / 1e4))
+    if proto == "dlcp" and params.get("encap"):
+        out["label"] = out["label"].replace("dlcp", "dlcp-udp", 1)
+    if "path_tx_pkts" in rec:
+        out["path_tx_pkts"] = rec["path_tx_pkts"]
     race = bool(params.get("race"))
     if race:
         # scenario 6: CT of the small (client 2) messages; bulk goodput apart
@@ -199,6 +204,74 @@ def targets(cases):
     else:
         add("reordering", "within 5% of in-order", "-", None, "not measured")
 
+    # scenario 4, multipath: sprayed / in-order, per protocol and size
+    def ratio(num, den):
+        if not (num and den and num[0]["ct_p50_ms"] and den[0]["ct_p50_ms"]):
+            return None
+        return (num[0]["ct_p50_ms"] / den[0]["ct_p50_ms"],
+                num[0]["ct_p99_ms"] / den[0]["ct_p99_ms"])
+
+    for sz in ("1m", "4m"):
+        io = "mp_inorder_" + sz
+        dr = ratio(find(cases, "s4", "mp_spray_" + sz, "dlcp"),
+                   find(cases, "s4", io, "dlcp"))
+        tr = ratio(find(cases, "s4", "mp_spray_" + sz, "tcp"),
+                   find(cases, "s4", io, "tcp"))
+        lab = "multipath spraying, %s messages" % sz.replace("m", " MiB")
+        goal = ("DLCP within 5% of in-order (completion p50 and p99, "
+                "random per-packet spraying over 0.5/2 ms paths vs one path)")
+        if dr:
+            n = find(cases, "s4", "mp_spray_" + sz, "dlcp")[0]["messages"]
+            add(lab, goal,
+                "DLCP sprayed/in-order p50 %.2fx, p99 %.2fx; TCP p50 %s, p99 %s" %
+                (dr[0], dr[1], "%.2fx" % tr[0] if tr else "-",
+                 "%.2fx" % tr[1] if tr else "-"),
+                dr[0] <= 1.05 and dr[1] <= 1.05, "n=%d per case" % n)
+        else:
+            add(lab, goal, "-", None, "not measured")
+        er = ratio(find(cases, "s4", "mp_ecmp_" + sz, "dlcp"),
+                   find(cases, "s4", "mp_inorder_udp_" + sz, "dlcp"))
+        if er:
+            tr = ratio(find(cases, "s4", "mp_ecmp_" + sz, "tcp"),
+                       find(cases, "s4", io, "tcp"))
+            add("ECMP + DLCP UDP mode, %s messages" % sz.replace("m", " MiB"),
+                "DLCP within 5% of in-order (UDP mode both)",
+                "DLCP-UDP ECMP/in-order p50 %.2fx, p99 %.2fx; TCP (one hashed "
+                "path of half the rate) p50 %s, p99 %s" %
+                (er[0], er[1], "%.2fx" % tr[0] if tr else "-",
+                 "%.2fx" % tr[1] if tr else "-"),
+                er[0] <= 1.05 and er[1] <= 1.05)
+
+    # scenario 10 (issue #3): 30 ms RTT, 1% loss
+    for sz in (4 << 20, 1 << 20):
+        def one(case, proto, budget="any"):
+            r = [c for c in find(cases, "s10", case, proto, budget)
+                 if c["params"].get("size") == sz and c["ct_p50_ms"]]
+            return r[0] if r else None
+        tag = "%dm" % (sz >> 20)
+        ref = one("lossrtt_%s_lossless" % tag, "dlcp")
+        b1 = one("lossrtt_%s_loss1" % tag, "dlcp", 10000)
+        b0 = one("lossrtt_%s_loss1" % tag, "dlcp", 0)
+        tcp = one("lossrtt_%s_loss1" % tag, "tcp")
+        lab = "long RTT (30 ms) + 1%% loss, %d MiB, budget 1%%: p99" % (sz >> 20)
+        goal = "<= 1.3x lossless DLCP p50 and far below TCP p99 (counted: >= 2x)"
+        if ref and b1 and tcp:
+            r1 = b1["ct_p99_ms"] / ref["ct_p50_ms"]
+            r2 = tcp["ct_p99_ms"] / b1["ct_p99_ms"]
+            add(lab, goal,
+                "DLCP b=1%% p50/p99 %.0f/%.0f ms = p99 %.2fx lossless p50 (%.0f ms); "
+                "b=0 p50/p99 %s/%s; TCP p50/p99 %.0f/%.0f ms = p99 %.2fx DLCP b=1%%"
+                % (b1["ct_p50_ms"], b1["ct_p99_ms"], r1, ref["ct_p50_ms"],
+                   fmt(b0["ct_p50_ms"], 0) if b0 else "-",
+                   fmt(b0["ct_p99_ms"], 0) if b0 else "-",
+                   tcp["ct_p50_ms"], tcp["ct_p99_ms"], r2),
+                r1 <= 1.3 and r2 >= 2,
+                "n=%d lossless, %d b=1%%, %s b=0, %d TCP; bound %.0f ms" %
+                (ref["messages"], b1["messages"],
+                 b0["messages"] if b0 else "-", tcp["messages"], ref["bound_ms"]))
+        else:
+            add(lab, goal, "-", None, "not measured")
+
     hi = find(cases, "s6", "race_prio")
     same = find(cases, "s6", "race_sameclass")
     tr = find(cases, "s6", "race_tcp")
@@ -213,15 +286,27 @@ def targets(cases):
              hi[0]["bulk_goodput_mbps"] or 0, same[0]["bulk_goodput_mbps"] or 0,
              tr[0]["bulk_goodput_mbps"] or 0), "info")
 
-    d = find(cases, "s5", proto="dlcp")
-    tc = find(cases, "s5", proto="tcp")
-    if d and tc and d[0]["ct_p99_ms"] and tc[0]["ct_p99_ms"]:
-        r = tc[0]["ct_p99_ms"] / d[0]["ct_p99_ms"]
-        add("incast p99", ">= 3x below TCP",
-            "DLCP p99 %.0f ms, TCP p99 %.0f ms (TCP/DLCP %.2fx)" %
-            (d[0]["ct_p99_ms"], tc[0]["ct_p99_ms"], r), r >= 3)
-    else:
-        add("incast p99", ">= 3x below TCP", "-", None, "not measured")
+    buf = {"deep": "deep buffer, tbf limit 128k = ~34 ms, ~35 BDPs",
+           "shallow": "shallow buffer, tbf limit 16k = ~4.4 ms, ~4 BDPs"}
+    s5 = []
+    for c in find(cases, "s5", proto="dlcp"):
+        if c["case"] not in s5:
+            s5.append(c["case"])
+    for case in s5 or ["incast8_256k"]:
+        d = find(cases, "s5", case, "dlcp")
+        tc = find(cases, "s5", case, "tcp")
+        sz = d[0]["params"].get("size", 0) if d else 0
+        what = "incast p99, 8 x %d KiB, %s" % (
+            sz >> 10, buf.get(d[0]["params"].get("buffer", "deep"), "?") if d else "?")
+        if d and tc and d[0]["ct_p99_ms"] and tc[0]["ct_p99_ms"]:
+            r = tc[0]["ct_p99_ms"] / d[0]["ct_p99_ms"]
+            add(what, ">= 3x below TCP",
+                "DLCP p50/p99 %.0f/%.0f ms, TCP p50/p99 %.0f/%.0f ms (p99 TCP/DLCP %.2fx)" %
+                (d[0]["ct_p50_ms"], d[0]["ct_p99_ms"], tc[0]["ct_p50_ms"],
+                 tc[0]["ct_p99_ms"], r), r >= 3,
+                "n=%d messages; bound %.0f ms" % (d[0]["messages"], d[0]["bound_ms"]))
+        else:
+            add("incast p99", ">= 3x below TCP", "-", None, "not measured")
 
     d = find(cases, "s8", proto="dlcp")
     tc = find(cases, "s8", proto="tcp")
@@ -406,8 +491,11 @@ def main():
               meta.get("host_loadavg_start", "?"), meta.get("host_nproc", "?")))
     L.append("Topology: two network namespaces of one QEMU TCG VM joined by veth; "
              "sender egress netem delay 0.5 ms + tbf 30 Mbit/s (burst 64k, limit "
-             "128k), receiver egress netem delay 0.5 ms: base RTT 1 ms (scenario 4: "
-             "2.5 ms; scenario 8: no qdisc). TCP is cubic with TCP_NODELAY, same "
+             "128k), receiver egress netem delay 0.5 ms: base RTT 1 ms (scenario 4 "
+             "netem reorder: 2.5 ms; scenario 4 multipath: sender -> router -> "
+             "receiver over one path (1.25 ms, 30 Mbit/s) or two (0.5 ms and 2 ms, "
+             "15 Mbit/s each), 1.75 ms mean RTT; scenario 5 shallow: tbf limit 16k; "
+             "scenario 10: 30 ms RTT; scenario 8: no qdisc). TCP is cubic with TCP_NODELAY, same "
              "message framing. Shaped runs: veth offloads off. See docs/bench.md.")
     L.append("")
     L.append("Completion time (CT) = receiver's recvmsg() return minus sender's "
@@ -469,6 +557,16 @@ def main():
         L.append("")
         for s, p in sorted(plots.items()):
             L.append("- %s: ![%s](%s)" % (SCEN_TITLE.get(s, s), s, p))
+        L.append("")
+    mp = [c for c in cases if c.get("path_tx_pkts")]
+    if mp:
+        L.append("## Multipath: packets the router sent per path")
+        L.append("")
+        L.append("| case | proto | path 1 (0.5 ms) | path 2 (2 ms) |")
+        L.append("|---|---|---|---|")
+        for c in mp:
+            L.append("| %s | %s | %d | %d |" % (c["case"], c["label"],
+                                              c["path_tx_pkts"][0], c["path_tx_pkts"][1]))
         L.append("")
     L.append("## Netem per case")
     L.append("")

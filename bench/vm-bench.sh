@@ -6,7 +6,8 @@
 #
 #   bench/vm-bench.sh OUTDIR GROUP[,GROUP...] [quick]
 #
-# GROUP: base | loss | loss2 | burst | reorder | incast | prio | scaling | cpu | thc
+# GROUP: base | loss | loss2 | burst | reorder | multipath | lossrtt | incast |
+#        prio | scaling | cpu | thc
 # Appends one JSON object per measured case to OUTDIR/raw/GROUP.jsonl.
 #
 # Topology (network namespaces of the one VM, one veth pair):
@@ -46,16 +47,24 @@ DPORT=5301
 TPORT=5302
 LINK_RATE=$RATE_MBIT	# current link rate (0 = unshaped)
 NETEM_DESC=""
+# where run_case runs clients and servers, and which root qdiscs it counts
+# drops of ("NS:DEV ..."); the multipath group switches to its own topology
+SNS=bsnd
+RNS=brcv
+QDEVS="bsnd:veth0 brcv:veth1"
 
 log() { echo "[bench $GROUP] $*" >&2; }
 
+# shellcheck disable=SC2317  # called by the EXIT trap
 cleanup()
 {
 	# shellcheck disable=SC2086
 	[ -n "${SRV_PIDS:-}" ] && kill $SRV_PIDS 2> /dev/null
 	wait 2> /dev/null
-	ip netns del bsnd 2> /dev/null
-	ip netns del brcv 2> /dev/null
+	local ns
+	for ns in bsnd brcv msnd mrt mrcv; do
+		ip netns del "$ns" 2> /dev/null
+	done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -93,12 +102,144 @@ link()
 	# per-packet loss for TCP too: netem drops whole GSO super-packets
 	offload off
 	tc -n bsnd qdisc add dev veth0 root handle 1: netem limit 10000 \
-		delay ${fwd}ms "$@" || return 1
+		delay "${fwd}ms" "$@" || return 1
+	# shellcheck disable=SC2086  # TBF is a list of tc words
 	tc -n bsnd qdisc add dev veth0 parent 1:1 handle 10: $TBF || return 1
-	tc -n brcv qdisc add dev veth1 root netem limit 10000 delay ${DELAY_MS}ms || return 1
+	tc -n brcv qdisc add dev veth1 root netem limit 10000 delay "${DELAY_MS}ms" || return 1
 	LINK_RATE=$RATE_MBIT
 	BASE_RTT_MS=$(awk -v a="$fwd" -v b="$DELAY_MS" 'BEGIN{print a+b}')
 	NETEM_DESC="fwd delay ${fwd}ms${*:+ $*}; rev delay ${DELAY_MS}ms"
+}
+
+# Multipath topology (scenario 4, group multipath): a router with two
+# parallel links to the receiver, each shaped to half the rate:
+#
+#   ns msnd eth0 10.77.110.1 -- s0 10.77.110.2 ns mrt p1 10.77.111.1 -- r1 10.77.111.2 ns mrcv
+#                                                  p2 10.77.112.1 -- r2 10.77.112.2
+#   the receiver's address 10.77.119.1 (on lo) is reached over p1 and/or p2;
+#   the way back (reports, ACKs) is r1 -> p1 -> s0 with netem delay 0.5ms.
+#
+# r1 and r2 share one MAC address, so that a frame the router addressed to
+# r1 can be redirected out of p2 and is still accepted by r2.
+MP_DST=10.77.119.1
+MP_FAST_MS=0.5	# one-way delay of path 1
+MP_SLOW_MS=2	# one-way delay of path 2
+MP_MEAN_MS=1.25	# the in-order baseline's one path
+mp_setup()
+{
+	local l ns dev
+	modprobe -q cls_basic; modprobe -q em_meta; modprobe -q act_mirred
+	modprobe -q sch_ingress
+	ip netns add msnd && ip netns add mrt && ip netns add mrcv || return 1
+	ip -n msnd link add eth0 type veth peer name s0 netns mrt &&
+	ip -n mrt link add p1 type veth peer name r1 netns mrcv &&
+	ip -n mrt link add p2 type veth peer name r2 netns mrcv || return 1
+	ip -n mrcv link set r1 address 02:00:0a:4d:77:01 &&
+	ip -n mrcv link set r2 address 02:00:0a:4d:77:01 || return 1
+	ip -n msnd addr add 10.77.110.1/24 dev eth0 &&
+	ip -n mrt addr add 10.77.110.2/24 dev s0 &&
+	ip -n mrt addr add 10.77.111.1/24 dev p1 &&
+	ip -n mrt addr add 10.77.112.1/24 dev p2 &&
+	ip -n mrcv addr add 10.77.111.2/24 dev r1 &&
+	ip -n mrcv addr add 10.77.112.2/24 dev r2 &&
+	ip -n mrcv addr add $MP_DST/32 dev lo || return 1
+	for l in "msnd eth0" "mrt s0" "mrt p1" "mrt p2" "mrcv r1" "mrcv r2" \
+		 "msnd lo" "mrt lo" "mrcv lo"; do
+		read -r ns dev <<< "$l"
+		ip -n "$ns" link set "$dev" up || return 1
+		[ "$dev" = lo ] && continue
+		# per-packet forwarding and spraying: no GRO/GSO super-packets
+		ip netns exec "$ns" ethtool -K "$dev" tso off gso off gro off > /dev/null 2>&1
+	done
+	ip -n msnd route add default via 10.77.110.2 &&
+	ip -n mrcv route add default via 10.77.111.1 dev r1 || return 1
+	ip netns exec mrt sysctl -qw net.ipv4.ip_forward=1 &&
+	ip netns exec mrt sysctl -qw net.ipv4.fib_multipath_hash_policy=1 || return 1
+	for ns in mrcv mrt; do
+		ip netns exec $ns sysctl -qw net.ipv4.conf.all.rp_filter=0
+		ip netns exec $ns sysctl -qw net.ipv4.conf.default.rp_filter=0
+	done
+	for dev in r1 r2; do
+		ip netns exec mrcv sysctl -qw net.ipv4.conf.$dev.rp_filter=0
+	done
+	ip netns exec msnd sysctl -qw net.ipv4.tcp_congestion_control=cubic
+	for ns in msnd mrcv; do
+		ip netns exec $ns sysctl -qw net.ipv4.tcp_rmem="4096 131072 33554432"
+		ip netns exec $ns sysctl -qw net.ipv4.tcp_wmem="4096 131072 33554432"
+	done
+	ip netns exec mrcv "$PERF" server --proto dlcp --port $DPORT > "$TMP/msrv-dlcp.log" 2>&1 &
+	SRV_PIDS="${SRV_PIDS:-} $!"
+	ip netns exec mrcv "$PERF" server --proto tcp --port $TPORT > "$TMP/msrv-tcp.log" 2>&1 &
+	SRV_PIDS="$SRV_PIDS $!"
+	SNS=msnd
+	RNS=mrcv
+	R=$MP_DST
+	QDEVS="mrt:p1 mrt:p2 mrcv:r1"
+	sleep 0.3
+}
+
+# mp_link inorder|spray|ecmp [ENCAP]: the forward paths of the multipath
+# topology; ENCAP (0/1) sets net.dlcp.encap on both ends (UDP mode)
+#   inorder: one path, netem delay 1.25 ms (the mean of the two) + tbf 30 Mbit/s
+#   spray:   both paths (0.5 ms, 2 ms), tbf 15 Mbit/s each; every IP packet
+#            the router sends to p1 is redirected to p2 with probability
+#            1/2 (clsact egress, basic meta(random) ematch, mirred): per-packet
+#            random spraying for every protocol
+#   ecmp:    both paths as above, an ECMP route hashing L4 ports
+#            (fib_multipath_hash_policy=1): a TCP connection takes one path,
+#            DLCP in UDP mode (a new source port per packet) is spread
+mp_link()
+{
+	local mode=$1 enc=${2:-0} d
+	for d in p1 p2; do
+		tc -n mrt qdisc del dev $d root 2> /dev/null
+		tc -n mrt qdisc del dev $d clsact 2> /dev/null
+	done
+	tc -n mrcv qdisc del dev r1 root 2> /dev/null
+	ip netns exec msnd sysctl -qw net.dlcp.encap="$enc" &&
+	ip netns exec mrcv sysctl -qw net.dlcp.encap="$enc" || return 1
+	tc -n mrcv qdisc add dev r1 root netem limit 10000 delay ${DELAY_MS}ms || return 1
+	if [ "$mode" = inorder ]; then
+		ip -n mrt route replace $MP_DST/32 via 10.77.111.2 dev p1 || return 1
+		tc -n mrt qdisc add dev p1 root handle 1: netem limit 10000 delay ${MP_MEAN_MS}ms &&
+		tc -n mrt qdisc add dev p1 parent 1:1 handle 10: tbf rate ${RATE_MBIT}mbit burst 64k limit 128k ||
+			return 1
+		NETEM_DESC="multipath topology, one path: delay ${MP_MEAN_MS}ms, tbf ${RATE_MBIT}mbit burst 64k limit 128k; rev delay ${DELAY_MS}ms"
+	else
+		local half=$((RATE_MBIT / 2))
+		tc -n mrt qdisc add dev p1 root handle 1: netem limit 10000 delay ${MP_FAST_MS}ms &&
+		tc -n mrt qdisc add dev p1 parent 1:1 handle 10: tbf rate ${half}mbit burst 32k limit 64k &&
+		tc -n mrt qdisc add dev p2 root handle 1: netem limit 10000 delay ${MP_SLOW_MS}ms &&
+		tc -n mrt qdisc add dev p2 parent 1:1 handle 10: tbf rate ${half}mbit burst 32k limit 64k ||
+			return 1
+		NETEM_DESC="multipath topology, 2 paths: p1 delay ${MP_FAST_MS}ms, p2 delay ${MP_SLOW_MS}ms, each tbf ${half}mbit burst 32k limit 64k"
+		if [ "$mode" = spray ]; then
+			ip -n mrt route replace $MP_DST/32 via 10.77.111.2 dev p1 &&
+			tc -n mrt qdisc add dev p1 clsact &&
+			tc -n mrt filter add dev p1 egress protocol ip basic \
+				match 'meta(random mask 1 eq 0)' \
+				action mirred egress redirect dev p2 || return 1
+			NETEM_DESC="$NETEM_DESC; random per-packet spraying (tc meta(random) + mirred)"
+		else
+			ip -n mrt route replace $MP_DST/32 nexthop via 10.77.111.2 dev p1 \
+				nexthop via 10.77.112.2 dev p2 || return 1
+			NETEM_DESC="$NETEM_DESC; ECMP route, L4 hash (fib_multipath_hash_policy=1)"
+		fi
+		NETEM_DESC="$NETEM_DESC; rev delay ${DELAY_MS}ms"
+	fi
+	[ "$enc" = 1 ] && NETEM_DESC="$NETEM_DESC; net.dlcp.encap=1 (UDP)"
+	LINK_RATE=$RATE_MBIT
+	BASE_RTT_MS=$(awk -v a="$MP_MEAN_MS" -v b="$DELAY_MS" 'BEGIN{print a+b}')
+	OFFLOAD=off
+}
+
+# mp_txpkts: packets the router sent on p1 and on p2 ("P1 P2")
+mp_txpkts()
+{
+	ip -n mrt -s link show 2> /dev/null | awk '
+		/^[0-9]+:/ { d = $2; sub(/@.*/, "", d); sub(/:$/, "", d) }
+		/TX:/ { getline; tx[d] = $2 }
+		END { printf "%d %d\n", tx["p1"], tx["p2"] }' 
 }
 
 # offload on|off: TSO/GSO/GRO of both veth ends (on for the unshaped run)
@@ -137,6 +278,7 @@ unshaped()
 # snap NS: JSON of the namespace's DLCP and TCP counters
 snap()
 {
+	# shellcheck disable=SC2016  # an awk program
 	ip netns exec "$1" awk '
 		FILENAME ~ /dlcp/ { d = d sep "\"" $1 "\":" $2; sep = "," }
 		FILENAME ~ /snmp$/ && /^Tcp:/ {
@@ -147,10 +289,13 @@ snap()
 }
 
 # qdrops: packets dropped on the path, both directions: the root netem
-# qdiscs count their own losses and the drops of their tbf child
+# qdiscs (of $QDEVS) count their own losses and the drops of their tbf child
 qdrops()
 {
-	{ tc -s -n bsnd qdisc show dev veth0; tc -s -n brcv qdisc show dev veth1; } 2> /dev/null |
+	local nd
+	for nd in $QDEVS; do
+		tc -s -n "${nd%%:*}" qdisc show dev "${nd#*:}" 2> /dev/null
+	done |
 		awk '/^qdisc/ { q = $2 } /dropped/ { gsub(/,/, "", $7); if (q == "netem") s += $7 } END { print s + 0 }'
 }
 
@@ -166,38 +311,46 @@ run_case()
 	[ "$proto" = tcp ] && port=$TPORT
 	local q0 q1
 	q0=$(qdrops)
-	b_s=$(snap bsnd); b_r=$(snap brcv); c0=$(cpu_ticks); t0=$(date +%s.%N)
+	local pp0="" pp1="" ppj=""
+	[ "$SNS" = msnd ] && pp0=$(mp_txpkts)
+	b_s=$(snap $SNS); b_r=$(snap $RNS); c0=$(cpu_ticks); t0=$(date +%s.%N)
 	for ((i = 1; i <= senders; i++)); do
 		# a race: client 1 gets $RACE_A, client 2 (0.5 s later) $RACE_B
 		local extra=""
 		if [ -n "${RACE_A:-}" ]; then
-			if [ "$i" = 1 ]; then extra=$RACE_A; else sleep 0.5; extra=$RACE_B; fi
+			if [ "$i" = 1 ]; then extra=$RACE_A; else sleep 0.5; extra=${RACE_B:-}; fi
 		fi
 		# shellcheck disable=SC2086
-		timeout 120 ip netns exec bsnd "$PERF" client $R --port $port \
+		timeout "${CLIENT_TIMEOUT:-120}" ip netns exec $SNS "$PERF" client $R --port $port \
 			--proto "$proto" --id "$i" --timeout 30 --json --samples "$@" $extra \
 			> "$TMP/c$i.json" 2> "$TMP/c$i.err" &
 		pids="$pids $!"
 	done
 	for p in $pids; do wait "$p" || rc=1; done
-	t1=$(date +%s.%N); c1=$(cpu_ticks); a_s=$(snap bsnd); a_r=$(snap brcv)
+	t1=$(date +%s.%N); c1=$(cpu_ticks); a_s=$(snap $SNS); a_r=$(snap $RNS)
 	q1=$(qdrops)
+	if [ -n "$pp0" ]; then
+		pp1=$(mp_txpkts)
+		ppj=$(awk -v a="$pp0" -v b="$pp1" 'BEGIN { split(a, x, " "); split(b, y, " ");
+			printf ",\"path_tx_pkts\":[%d,%d]", y[1] - x[1], y[2] - x[2] }')
+	fi
 	for ((i = 1; i <= senders; i++)); do
 		if [ -s "$TMP/c$i.json" ]; then
 			clients="$clients${clients:+,}$(cat "$TMP/c$i.json")"
 		fi
 		if [ -s "$TMP/c$i.err" ]; then
+			# shellcheck disable=SC1003  # deletes quotes and backslashes
 			errs="$errs$(tr -d '"\\' < "$TMP/c$i.err" | tr '\n' ' ')"
 		fi
 	done
 	[ $rc -ne 0 ] && log "FAILED $scen/$cname/$proto: $errs"
-	printf '{"scenario":"%s","case":"%s","proto":"%s","senders":%d,"rate_mbit":%s,"base_rtt_ms":%s,"netem":"%s","offload":"%s","params":%s,"args":"%s%s","rc":%d,"error":"%s","wall_s":%s,"qdisc_drops":%d,"cpu_ticks":%s,"hz":%s,"snd_before":%s,"snd_after":%s,"rcv_before":%s,"rcv_after":%s,"clients":[%s]}\n' \
+	printf '{"scenario":"%s","case":"%s","proto":"%s","senders":%d,"rate_mbit":%s,"base_rtt_ms":%s,"netem":"%s","offload":"%s","params":%s,"args":"%s%s","rc":%d,"error":"%s","wall_s":%s,"qdisc_drops":%d,"cpu_ticks":%s,"hz":%s,"snd_before":%s,"snd_after":%s,"rcv_before":%s,"rcv_after":%s%s,"clients":[%s]}\n' \
 		"$scen" "$cname" "$proto" "$senders" "$LINK_RATE" \
 		"$BASE_RTT_MS" \
 		"$NETEM_DESC" "${OFFLOAD:-on}" "$params" "$*" "${RACE_A:+ | client 1: $RACE_A | client 2: $RACE_B}" "$rc" "$errs" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')" "$((q1 - q0))" "$((c1 - c0))" "$(getconf CLK_TCK)" \
-		"$b_s" "$a_s" "$b_r" "$a_r" "$clients" >> "$RAW"
-	[ -n "${BENCH_DEBUG:-}" ] && tc -s -n bsnd qdisc show dev veth0 >&2
+		"$b_s" "$a_s" "$b_r" "$a_r" "$ppj" "$clients" >> "$RAW"
+	[ -n "${BENCH_DEBUG:-}" ] && tc -s -n $SNS qdisc show dev veth0 >&2
 	log "$scen/$cname/$proto rc=$rc $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')s"
 }
 
@@ -275,15 +428,76 @@ run_group()
 		both s4 inorder_2ms 1 "{\"size\":$MiB,\"count\":20}" "" -- --size 1m --count 20
 		FWD_DELAY_MS=2 link reorder 25% 50% || exit 1
 		both s4 reorder_2ms 1 "{\"size\":$MiB,\"count\":20}" "" -- --size 1m --count 20
-		skip s4 multipath_spraying "not implemented yet (no multipath in DLCP)"
-		skip s9 udp_encap "not implemented yet (no UDP-encapsulation case in the bench yet)"
+		# multipath spraying: group multipath
 		skip s9 ipv6 "not implemented yet (no IPv6)"
 		skip s9 ecn "not implemented yet (no RED/ECN bottleneck case in the bench yet)"
 		;;
-	incast)	# 5: 8 senders to one receiver, 256 KiB messages, one in flight each
+	incast)	# 5: 8 senders to one receiver, one message in flight each
+		# deep buffer: tbf limit 128k (~34 ms at 30 Mbit/s, ~35 BDPs of
+		# the 1 ms path), 256 KiB messages
 		link
 		N=$([ -n "$QUICK" ] && echo 6 || echo 10)
-		both s5 incast8_256k 8 "{\"size\":262144,\"count\":$N}" "" -- --size 256k --count "$N"
+		both s5 incast8_256k 8 "{\"size\":262144,\"count\":$N,\"buffer\":\"deep\"}" "" -- \
+			--size 256k --count "$N"
+		[ -n "$QUICK" ] && return 0
+		# shallow buffer, as in a data-center switch: tbf limit 16k (11
+		# full-size frames, 4.4 ms at 30 Mbit/s, ~4 BDPs of the 1 ms path);
+		# burst 32k keeps tbf at its rate when the TCG guest's timers fire
+		# late (it lets at most 32k through at once after an idle period)
+		TBF="tbf rate ${RATE_MBIT}mbit burst 32k limit 16k" link || exit 1
+		NETEM_DESC="$NETEM_DESC; shallow buffer: tbf burst 32k limit 16k"
+		both s5 incast8_64k_shallow 8 "{\"size\":65536,\"count\":20,\"buffer\":\"shallow\"}" "" -- \
+			--size 64k --count 20
+		both s5 incast8_256k_shallow 8 "{\"size\":262144,\"count\":$N,\"buffer\":\"shallow\"}" "" -- \
+			--size 256k --count "$N"
+		;;
+	multipath)	# 4: multipath: per-packet spraying over two paths of
+		# different delay vs one path of the same mean delay and the same
+		# total rate; DLCP and TCP alike. Then DLCP's own way: UDP mode
+		# over an ECMP route (TCP hashes to one path there).
+		mp_setup || { log "multipath topology setup failed"; exit 1; }
+		for spec in 1m:${MP_N1:-20} 4m:${MP_N4:-6}; do
+			sz=${spec%:*}; n=${spec#*:}; bytes=$(( ${sz%m} * MiB ))
+			P="\"size\":$bytes,\"count\":$n"
+			mp_link inorder || exit 1
+			both s4 "mp_inorder_$sz" 1 "{$P,\"path\":\"inorder\"}" "" -- \
+				--size "$sz" --count "$n"
+			mp_link spray || exit 1
+			both s4 "mp_spray_$sz" 1 "{$P,\"path\":\"spray\"}" "" -- \
+				--size "$sz" --count "$n"
+			mp_link inorder 1 || exit 1
+			run_case s4 "mp_inorder_udp_$sz" dlcp 1 "{$P,\"path\":\"inorder\",\"encap\":1}" -- \
+				--size "$sz" --count "$n"
+			mp_link ecmp 1 || exit 1
+			both s4 "mp_ecmp_$sz" 1 "{$P,\"path\":\"ecmp\",\"encap\":1}" "" -- \
+				--size "$sz" --count "$n"
+		done
+		mp_link inorder 0
+		;;
+	lossrtt)	# 10 (issue #3): long round trip with random loss: 30 ms
+		# base RTT (netem delay 15 ms each way), tbf 30 Mbit/s (limit 128k,
+		# ~1 BDP), 1% loss on the data direction; lone 4 MiB and 1 MiB
+		# messages: DLCP lossless (the reference), DLCP budget 0 and 1%,
+		# TCP cubic (capped in time: it is slow here)
+		DELAY_MS=${LR_DELAY_MS:-15}
+		# every case stops after N messages or CAP seconds, whichever
+		# comes first (the report states n)
+		CLIENT_TIMEOUT=240
+		for spec in 4m:${LR_N4:-20}:${LR_CAP4:-60} 1m:${LR_N1:-30}:${LR_CAP1:-40}; do
+			IFS=: read -r sz n cap <<< "$spec"
+			bytes=$(( ${sz%m} * MiB ))
+			P="\"size\":$bytes,\"count\":$n,\"cap_s\":$cap"
+			FWD_DELAY_MS=$DELAY_MS link || exit 1
+			run_case s10 "lossrtt_${sz}_lossless" dlcp 1 "{$P,\"loss_pct\":0,\"budget_ppm\":0}" -- \
+				--size "$sz" --count "$n" --duration "$cap" --budget 0
+			FWD_DELAY_MS=$DELAY_MS link loss random 1% || exit 1
+			for b in 0 10000; do
+				run_case s10 "lossrtt_${sz}_loss1" dlcp 1 "{$P,\"loss_pct\":1,\"budget_ppm\":$b}" -- \
+					--size "$sz" --count "$n" --duration "$cap" --budget "$b" --timeout 60
+			done
+			run_case s10 "lossrtt_${sz}_loss1" tcp 1 "{$P,\"loss_pct\":1}" -- \
+				--size "$sz" --count "$n" --duration "$cap" --timeout 60
+		done
 		;;
 	scaling)	# 7: completion time vs size, vs number of senders
 		link

@@ -5,6 +5,7 @@
  *   dlcp-perf server [--port P] [--proto dlcp|tcp] [--json]
  *   dlcp-perf client HOST [--port P] --proto dlcp|tcp
  *                    (--size BYTES | --sizes A,B,C) (--count N | --duration S)
+ *                    (--count N --duration S: stop at whichever comes first)
  *                    [--concurrency K] [--layer L] [--budget PPM] [--prio C]
  *                    [--id N]
  *                    [--timeout S] [--json] [--samples]
@@ -141,7 +142,7 @@ static void usage(void)
 	fprintf(stderr,
 "usage: %s server [--port P] [--proto dlcp|tcp] [--json] [--verbose]\n"
 "       %s client HOST [--port P] --proto dlcp|tcp\n"
-"                 (--size BYTES | --sizes A,B,...) (--count N | --duration S)\n"
+"                 (--size BYTES | --sizes A,B,...) (--count N | --duration S | both)\n"
 "                 [--concurrency K] [--layer L] [--budget PPM] [--prio C]\n"
 "                 [--id N] [--timeout S] [--json] [--samples]\n"
 "sizes take k/m suffixes (KiB/MiB); default port %d; --timeout (default 60 s)\n"
@@ -371,8 +372,8 @@ static void parse_opts(int argc, char **argv, bool client)
 			bad_opt("client needs --proto dlcp|tcp");
 		if (!opt.nsizes)
 			bad_opt("client needs --size or --sizes");
-		if (!opt.count == !(opt.duration > 0))
-			bad_opt("client needs exactly one of --count, --duration");
+		if (!opt.count && !(opt.duration > 0))
+			bad_opt("client needs --count or --duration (or both: whichever ends first)");
 		if (opt.proto == P_TCP &&
 		    (opt.budget >= 0 || opt.layer >= 0 || opt.prio >= 0))
 			bad_opt("--budget, --layer and --prio are DLCP options");
@@ -1127,7 +1128,8 @@ static int run_client(void)
 
 	for (;;) {
 		while (sent - acked < opt.concurrency &&
-		       (opt.count ? sent < opt.count : now_ns() < t_end)) {
+		       (!opt.count || sent < opt.count) &&
+		       (!t_end || now_ns() < t_end)) {
 			struct rec *r = rec_new();
 
 			r->len = opt.sizes[sent % opt.nsizes];
