@@ -22,12 +22,19 @@
  *  - Queueing delay, for paths without ECN (as MLT's delay-based
  *    control): if even the smallest round-trip time sampled in a round
  *    exceeds the path's base (minimum) round-trip time by more than
- *    max(base, DLCP_QDELAY_TARGET_US), a queue is building: cwnd <- 7/8
- *    cwnd.
+ *    max(base, DLCP_QDELAY_TARGET_US, 2 rttvar), a queue is building:
+ *    cwnd <- 7/8 cwnd. The rttvar term tolerates jitter that is not
+ *    queueing (a loaded or virtualised host delaying reports by tens of
+ *    ms): a queue that builds up is a shift of every sample, not noise.
  *  - Loss is expected and budgeted, so it must not collapse the rate:
  *    random losses below 1/8 of a round's segments do not reduce the
  *    window. Above that (a drop-tail queue overflowing), the round halves
- *    cwnd once. A retransmission timeout halves it too.
+ *    cwnd once, if it lost at least DLCP_LOSS_MIN_SEGS: one random loss
+ *    in the last few segments of a message (a round of 4 segments, say)
+ *    is not a fraction to act on. A retransmission timeout halves it too,
+ *    unless the first report after it shows that it was spurious (a
+ *    report delayed, not a segment lost; see dlcp_cc_on_rtt()): then the
+ *    window comes back.
  *  - cwnd never falls below DLCP_CWND_MIN. Transmissions are paced at
  *    twice cwnd per smoothed round trip (dlcp_out.c).
  *
@@ -43,6 +50,7 @@
 #define DLCP_ALPHA_ONE		1024	/* fixed-point 1.0 for alpha */
 #define DLCP_ALPHA_G_SHIFT	4	/* g = 1/16 */
 #define DLCP_QDELAY_TARGET_US	1000	/* tolerated queueing delay */
+#define DLCP_LOSS_MIN_SEGS	2	/* losses in a round that can mean a queue */
 
 void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p)
 {
@@ -52,11 +60,34 @@ void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p)
 	p->cc.round_rtt_us = U32_MAX;
 }
 
-/* A round-trip time sample. */
+/*
+ * A round-trip time sample, taken before it updates srtt/rttvar. After a
+ * timeout, it also judges that timeout (Eifel, RFC 3522, with the echoed
+ * transmit time as the timestamp): if the first sample to tell echoes a
+ * packet sent before the timeout, and took longer than the smoothed RTT
+ * then was, the path was slow, not lossy: the window is restored at the
+ * next report and, as in RFC 4015, the timer adapts to the late
+ * sample so that the next timeout is less eager: rttvar at least a quarter
+ * of it, so the RTO covers the late sample on top of srtt (srtt itself is
+ * left to its filter: pacing follows it). A sample that echoes a
+ * packet sent after the timeout confirms it.
+ */
 void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us)
 {
-	p->cc.base_rtt_us = min(p->cc.base_rtt_us, rtt_us);
-	p->cc.round_rtt_us = min(p->cc.round_rtt_us, rtt_us);
+	struct dlcp_cc *cc = &p->cc;
+	s32 before;
+
+	cc->base_rtt_us = min(cc->base_rtt_us, rtt_us);
+	cc->round_rtt_us = min(cc->round_rtt_us, rtt_us);
+	if (!cc->undo_cwnd || cc->undo)
+		return;
+	before = (s32)(cc->undo_us - (dlcp_now_us() - rtt_us));
+	if (before <= 0) {
+		cc->undo_cwnd = 0;
+	} else if (rtt_us > cc->undo_srtt_us) {
+		cc->undo = true;
+		p->rttvar_us = max(p->rttvar_us, rtt_us / 4);
+	}
 }
 
 static u32 dlcp_cwnd_max(const struct sock *sk)
@@ -83,6 +114,7 @@ static void dlcp_cc_round_end(struct sock *sk, struct dlcp_peer *p,
 			      u32 now_us)
 {
 	struct dlcp_cc *cc = &p->cc;
+	bool cut = true;
 	u32 f = 0;
 
 	if (cc->acked_bytes)
@@ -96,12 +128,21 @@ static void dlcp_cc_round_end(struct sock *sk, struct dlcp_peer *p,
 					 max_t(u32, cc->alpha,
 					       DLCP_ALPHA_ONE / 2),
 					 2 * DLCP_ALPHA_ONE), "ecn");
-	else if (cc->lost_segs * 8 > cc->lost_segs + cc->acked_segs)
+	else if (cc->lost_segs >= DLCP_LOSS_MIN_SEGS &&
+		 cc->lost_segs * 8 > cc->lost_segs + cc->acked_segs)
 		dlcp_cc_set(sk, p, p->cwnd / 2, "loss");
 	else if (cc->round_rtt_us != U32_MAX &&
 		 cc->round_rtt_us - cc->base_rtt_us >
-		 max_t(u32, cc->base_rtt_us, DLCP_QDELAY_TARGET_US))
+		 max3(cc->base_rtt_us, (u32)DLCP_QDELAY_TARGET_US,
+		      2 * p->rttvar_us))
 		dlcp_cc_set(sk, p, p->cwnd - p->cwnd / 8, "delay");
+	else
+		cut = false;
+	if (cut) {
+		/* congestion since: a timeout is no longer undone */
+		cc->undo_cwnd = 0;
+		cc->undo = false;
+	}
 	cc->round_rtt_us = U32_MAX;
 	cc->ce_bytes = 0;
 	cc->acked_bytes = 0;
@@ -120,6 +161,12 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 	struct dlcp_cc *cc = &p->cc;
 	u32 now = dlcp_now_us();
 
+	if (cc->undo) {
+		cc->undo = false;
+		if (cc->undo_cwnd > p->cwnd)
+			dlcp_cc_set(sk, p, cc->undo_cwnd, "undo");
+		cc->undo_cwnd = 0;
+	}
 	cc->acked_segs += acked;
 	cc->acked_bytes += acked_bytes;
 	cc->lost_segs += lost;
@@ -137,7 +184,11 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 		dlcp_cc_round_end(sk, p, now);
 }
 
-/* The guard timer presumed segments to @p lost: halve, at most once a round. */
+/*
+ * The guard timer presumed segments to @p lost: halve, at most once a
+ * round; remember the window from before the first of a series, for
+ * dlcp_cc_on_rtt() to restore if they prove spurious.
+ */
 void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 {
 	u64 now = ktime_get_ns();
@@ -146,5 +197,10 @@ void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 	    now - p->cc.rto_ns < max_t(u64, p->srtt_us, 1) * NSEC_PER_USEC)
 		return;
 	p->cc.rto_ns = now;
+	if (!p->cc.undo_cwnd) {
+		p->cc.undo_cwnd = p->cwnd;
+		p->cc.undo_us = dlcp_now_us();
+		p->cc.undo_srtt_us = p->srtt_us;
+	}
 	dlcp_cc_set(sk, p, p->cwnd / 2, "timeout");
 }

@@ -529,6 +529,10 @@ static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
  * @rto_ns:		time of the last timeout reaction (ktime), 0: none
  * @base_rtt_us:	smallest round-trip time seen: the path without queue
  * @round_rtt_us:	smallest round-trip time seen this round
+ * @undo_cwnd:		cwnd before the first timeout not yet judged, 0: none
+ * @undo_us:		dlcp_now_us() of that timeout
+ * @undo_srtt_us:	smoothed round-trip time at that timeout
+ * @undo:		that timeout was spurious: restore @undo_cwnd
  */
 struct dlcp_cc {
 	u32	alpha;
@@ -541,6 +545,10 @@ struct dlcp_cc {
 	u64	rto_ns;
 	u32	base_rtt_us;
 	u32	round_rtt_us;
+	u32	undo_cwnd;
+	u32	undo_us;
+	u32	undo_srtt_us;
+	bool	undo;
 };
 
 /**

@@ -7,16 +7,33 @@
 #
 # N workers (default 4), each a process in its own network namespace
 # (dw0..dwN-1, 10.77.0.(i+1)/24), joined by veths to a bridge in a router
-# namespace (dr). Every worker link is rate-limited (tbf) in both
-# directions, and lossy (netem) on the worker's egress only, so that every
-# packet, worker to worker, sees the loss rate once.
+# namespace (dr). Every worker link is rate-limited (tbf) and delayed
+# (netem) in both directions, and lossy (netem) on the worker's egress
+# only, so that every packet, worker to worker, sees the loss rate once
+# and the delay twice: the round trip worker to worker is 4 x DELAY.
+# TSO/GSO are off on the veths, so that netem drops wire-sized packets as a
+# real link does (with GSO, one "packet" at the qdisc is a TCP burst of up
+# to 64 KB: 1% loss would hit 1% of bursts, one loss event per ~44
+# packets, which TCP shrugs off); DLCP sends wire-sized packets anyway.
+#
+# Why these defaults (20 Mbit/s, 10 ms per link, 1% loss): loss costs TCP
+# in proportion to the round trip. Its loss-limited rate (Mathis et al.) is
+# about MSS/RTT x 1.22/sqrt(p): at p = 1% and the 40 ms round trip here,
+# 1448 B x 8 / 40 ms x 12.2 = 3.5 Mbit/s, well under the 20 Mbit/s link,
+# as on a real fabric (or WAN) path with a non-trivial RTT. At 1 ms per
+# link (RTT ~2-4 ms, the old default) the same formula gives 45-70 Mbit/s,
+# above the link: 1% loss cost TCP nothing there and no transport could
+# be faster. gloo and DLCP run on the same lossy links; the lossless
+# reference (gloo:clean) runs on the same links at the same delay and rate
+# without loss.
 # The same job (train_digits.py, fixed seed) runs over plain gloo (TCP
 # allreduce) and over DLCP (dlcp_ddp hook, ring all-reduce with a loss
 # budget) on the same lossy links, alternating epoch by epoch, then gloo on
 # clean links as the lossless reference; a table compares iteration time
 # and test accuracy.
 #
-# Environment: WORKERS (4), RATE (20mbit), LOSS (1%), DELAY (1ms),
+# Environment: WORKERS (4), RATE (20mbit), LOSS (1%), DELAY (10ms per link,
+# each direction), OFFLOAD (off: TSO/GSO off on the veths; on: kernel default),
 # BUDGET (ppm, reduce-scatter, 50000), BUDGET2 (ppm, all-gather, 0: exact,
 # so that the replicas stay identical), EPOCHS (10), HIDDEN (256), LR (0.05), BUCKET_MB (25,
 # DDP's default: one bucket), RTO_MIN_MS (net.dlcp.rto_min_ms in the
@@ -26,7 +43,9 @@
 # COND-rtoMS, e.g. dlcp:lossy-rto50), OUT (results file; worker logs go next
 # to it), SAMPLE (seconds: log rank 0's DLCP cwnd and srtt to sockets.log),
 # INTERLEAVE (1: phases on the same links alternate epoch by epoch, so that
-# gloo and DLCP see the same load of a shared host; 0: one after the other).
+# gloo and DLCP see the same load of a shared host; 0: one after the other),
+# TRACE (1: record the module's dlcp_cwnd trace events to cwnd.trace next
+# to OUT and count the window changes by reason).
 #
 #   demo_train.sh link clean|lossy[-rtoMS]    (internal: reshape the links)
 set -euo pipefail
@@ -36,7 +55,9 @@ TOP=$(cd "$HERE/../.." && pwd)
 WORKERS=${WORKERS:-4}
 RATE=${RATE:-20mbit}
 LOSS=${LOSS:-1%}
-DELAY=${DELAY:-1ms}
+DELAY=${DELAY:-10ms}
+OFFLOAD=${OFFLOAD:-off}
+TRACE=${TRACE:-}
 BUDGET=${BUDGET:-50000}
 BUDGET2=${BUDGET2:-0}
 EPOCHS=${EPOCHS:-10}
@@ -77,7 +98,7 @@ link() {
 			ip netns exec "dw$i" sysctl -qw net.dlcp.rto_min_ms="$rto"
 		fi
 	done
-	echo "# links: $1 (rate $RATE, delay $DELAY, loss $loss on uplinks${rto:+, rto_min_ms $rto})" >&2
+	echo "# links: $1 (rate $RATE, delay $DELAY per direction, loss $loss on uplinks, offload $OFFLOAD${rto:+, rto_min_ms $rto})" >&2
 }
 
 setup() {
@@ -95,6 +116,10 @@ setup() {
 		ip -n "dw$i" link set lo up
 		ip link add "v$i" netns "dw$i" type veth peer name "b$i" netns dr
 		ip -n "dw$i" addr add "10.77.0.$((i + 1))/24" dev "v$i"
+		ip netns exec "dw$i" ethtool -K "v$i" tso "$OFFLOAD" gso "$OFFLOAD" \
+			gro "$OFFLOAD" >/dev/null 2>&1 || true
+		ip netns exec dr ethtool -K "b$i" tso "$OFFLOAD" gso "$OFFLOAD" \
+			gro "$OFFLOAD" >/dev/null 2>&1 || true
 		ip -n "dw$i" link set "v$i" up
 		ip -n dr link set "b$i" master br0
 		ip -n dr link set "b$i" up
@@ -137,6 +162,12 @@ if [ -n "${SAMPLE:-}" ]; then
 	done > "$LOGDIR/sockets.log" &
 	sampler=$!
 fi
+TR=/sys/kernel/tracing
+if [ -n "$TRACE" ] && [ -d $TR/events/dlcp/dlcp_cwnd ]; then
+	echo 16384 > $TR/buffer_size_kb
+	echo > $TR/trace
+	echo 1 > $TR/events/dlcp/dlcp_cwnd/enable
+fi
 read -ra targs <<< "$TRAIN_ARGS"
 pids=()
 for ((i = 0; i < WORKERS; i++)); do
@@ -164,12 +195,18 @@ if [ $rc != 0 ]; then
 	done
 fi
 [ -z "${sampler:-}" ] || kill "$sampler"
+if [ -n "$TRACE" ] && [ -d $TR/events/dlcp/dlcp_cwnd ]; then
+	echo 0 > $TR/events/dlcp/dlcp_cwnd/enable
+	cat $TR/trace > "$LOGDIR/cwnd.trace"
+	grep -o 'why=[a-z]*' "$LOGDIR/cwnd.trace" | sort | uniq -c |
+		sed 's/^/# cwnd changes: /' >&2 || true
+fi
 grep -h 'phase done' "$LOGDIR/train.0.log" | cut -c1-300 >&2 || true
 # DLCP counters, summed over the workers' namespaces
 for ((i = 0; i < WORKERS; i++)); do
 	ip netns exec "dw$i" cat /proc/net/dlcp/snmp 2>/dev/null || true
-done | awk '$1 ~ /Retrans|Msgs|BytesLost|GivenUp|Drop(RcvMem|Mismatch|UnknownMsg)/ \
+done | awk '$1 ~ /Retrans|Msgs|BytesLost|GivenUp|DupPkts|Drop(RcvMem|Mismatch|UnknownMsg)/ \
 	{ s[$1] += $2 } END { for (k in s) printf "# snmp %-24s %d\n", k, s[k] }' | sort
 $PY "$HERE/demo_summary.py" "$OUT" || rc=1
-echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, loss $LOSS, budget $BUDGET/$BUDGET2 ppm"
+echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, delay $DELAY per link, loss $LOSS, offload $OFFLOAD, budget $BUDGET/$BUDGET2 ppm"
 exit $rc
