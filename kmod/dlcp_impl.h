@@ -690,6 +690,12 @@ static inline bool dlcp_addr_is_v4(const struct in6_addr *a)
 	return ipv6_addr_v4mapped(a);
 }
 
+/* Is the cached route @dst (IPv6 cookie @cookie) still usable? */
+static inline bool dlcp_dst_valid(struct dst_entry *dst, u32 cookie)
+{
+	return dst && (!dst->obsolete || dst_check(dst, cookie));
+}
+
 /* Bytes of IP header in front of a DLCP packet to @daddr. */
 static inline u32 dlcp_ip_hdr_len(const struct in6_addr *daddr)
 {

@@ -110,7 +110,7 @@ static bool dlcp_out_dst_ok(struct sock *sk, struct dlcp_out_msg *m)
 	struct dst_entry *dst = m->dst;
 	u32 seg_size = m->seg_size;
 
-	if (dst && (!dst->obsolete || dst_check(dst, m->dst_cookie)))
+	if (dlcp_dst_valid(dst, m->dst_cookie))
 		return true;
 	dst_release(dst);
 	m->dst = NULL;
@@ -279,17 +279,15 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	u32 len = DLCP_DATA_HDR_LEN + plen;
 	bool crit = flags & DLCP_HF_CRITICAL;
 	bool droppable = flags & DLCP_HF_DROPPABLE;
-	struct dst_entry *dst = m->dst;
+	struct dst_entry *dst;
 	struct dlcp_data_hdr *d;
 	struct sk_buff *skb;
 	u8 cls;
 
 	if (m->paths)
 		dst = dlcp_path_next(sk, m);
-	else if (dlcp_out_dst_ok(sk, m))
-		dst = m->dst;
 	else
-		dst = NULL;
+		dst = dlcp_out_dst_ok(sk, m) ? m->dst : NULL;
 	if (!dst)
 		return -EHOSTUNREACH;
 	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + len, GFP_ATOMIC);

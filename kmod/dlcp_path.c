@@ -89,7 +89,7 @@ static struct dst_entry *dlcp_path_route(struct sock *sk,
 	struct in6_addr src;
 	struct dst_entry *dst;
 
-	if (p->dst && (!p->dst->obsolete || dst_check(p->dst, p->cookie)))
+	if (dlcp_dst_valid(p->dst, p->cookie))
 		return p->dst;
 	dst_release(p->dst);
 	p->dst = NULL;

@@ -154,18 +154,26 @@ case_native_takes_one_path()
 		fail "native mode split over both links"
 }
 
-case_udp_paths_differ_delay_loss()
+# impaired NS DEV1 DELAY1 LOSS1 DEV2 DELAY2 LOSS2 [SENDER OPTIONS]: four
+# byte-checked 1 MiB messages in UDP mode with netem on the two links
+impaired()
 {
-	local rc=0
+	local ns=$1 d1=$2 d2=$5 rc=0
 
 	encap 1 || return 1
-	tc -n ns_rt qdisc replace dev p1 root netem delay 1ms loss 1% &&
-	tc -n ns_rt qdisc replace dev p2 root netem delay 6ms loss 2% ||
+	tc -n "$ns" qdisc replace dev "$d1" root netem delay "$3" loss "$4" &&
+	tc -n "$ns" qdisc replace dev "$d2" root netem delay "$6" loss "$7" ||
 		return 1
-	transfer 4 1048576 || rc=1
-	tc -n ns_rt qdisc del dev p1 root
-	tc -n ns_rt qdisc del dev p2 root
+	shift 7
+	transfer 4 1048576 "$@" || rc=1
+	tc -n "$ns" qdisc del dev "$d1" root
+	tc -n "$ns" qdisc del dev "$d2" root
 	return "$rc"
+}
+
+case_udp_paths_differ_delay_loss()
+{
+	impaired ns_rt p1 1ms 1% p2 6ms 2%
 }
 
 case_host_paths_spray()
@@ -183,16 +191,7 @@ case_host_paths_weights()
 
 case_host_paths_differ_delay_loss()
 {
-	local rc=0
-
-	encap 1 || return 1
-	tc -n ns_s qdisc replace dev eth0 root netem delay 1ms loss 1% &&
-	tc -n ns_s qdisc replace dev eth1 root netem delay 8ms loss 2% ||
-		return 1
-	transfer 4 1048576 --from "$SRC" --paths eth0,eth1 || rc=1
-	tc -n ns_s qdisc del dev eth0 root
-	tc -n ns_s qdisc del dev eth1 root
-	return "$rc"
+	impaired ns_s eth0 1ms 1% eth1 8ms 2% --from "$SRC" --paths eth0,eth1
 }
 
 case_host_paths_link_down()
