@@ -6,8 +6,20 @@
  * to different hosts have their own window, pacing and RTT):
  *
  *  - The window cwnd counts unresolved segments (the flight ring). It
- *    grows by one segment per window of segments acknowledged (additive
- *    increase), up to net.dlcp.max_cwnd.
+ *    starts at net.dlcp.init_cwnd in slow start (RFC 5681): one segment
+ *    more per segment acknowledged, doubling per round trip, until the
+ *    first congestion signal below sets ssthresh to the reduced window,
+ *    or until a queue shows (HyStart++, RFC 9406, against the base RTT):
+ *    once a round has DLCP_SS_SAMPLES samples and even its smallest
+ *    exceeds the base RTT by clamp(base / 8, 4 ms, 16 ms), ssthresh is
+ *    set to cwnd, without a cut. Doubling until the drop-tail queue
+ *    overflows loses a large part of a window at once, and the timeouts
+ *    that follow cost seconds on a long path.
+ *    From then on (and above ssthresh) it grows by one segment per window
+ *    of segments acknowledged (additive increase), up to net.dlcp.max_cwnd.
+ *    Without slow start a path whose bandwidth-delay product is several
+ *    times init_cwnd (20 Mbit/s at 40 ms is 70 segments) takes tens of
+ *    round trips to fill.
  *  - Time is cut into rounds of one smoothed round-trip time. In each
  *    round the sender adds up the payload bytes acknowledged, the bytes the
  *    receiver saw ECN CE-marked (echoed in every REPORT as a per-message
@@ -51,10 +63,14 @@
 #define DLCP_ALPHA_G_SHIFT	4	/* g = 1/16 */
 #define DLCP_QDELAY_TARGET_US	1000	/* tolerated queueing delay */
 #define DLCP_LOSS_MIN_SEGS	2	/* losses in a round that can mean a queue */
+#define DLCP_SS_SAMPLES		8	/* RTT samples before HyStart judges */
+#define DLCP_SS_DELAY_MIN_US	4000	/* HyStart's delay threshold bounds */
+#define DLCP_SS_DELAY_MAX_US	16000
 
 void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p)
 {
 	p->cwnd = READ_ONCE(dlcp_pernet(sock_net(sk))->init_cwnd);
+	p->cc.ssthresh = U32_MAX;
 	p->cc.alpha = DLCP_ALPHA_ONE;
 	p->cc.base_rtt_us = U32_MAX;
 	p->cc.round_rtt_us = U32_MAX;
@@ -79,6 +95,7 @@ void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us)
 
 	cc->base_rtt_us = min(cc->base_rtt_us, rtt_us);
 	cc->round_rtt_us = min(cc->round_rtt_us, rtt_us);
+	cc->round_samples++;
 	if (!cc->undo_cwnd || cc->undo)
 		return;
 	before = (s32)(cc->undo_us - (dlcp_now_us() - rtt_us));
@@ -109,6 +126,26 @@ static void dlcp_cc_set(struct sock *sk, struct dlcp_peer *p, u32 cwnd,
 			p->srtt_us, p->cc.alpha);
 }
 
+/*
+ * A congestion signal: reduce the window to @cwnd and leave slow start,
+ * once per smoothed round trip: a loss-cut round and the timeouts of the
+ * same overflowing queue are one congestion event, not several (without
+ * this, a slow-start overshoot halved the window two or three times).
+ */
+static bool dlcp_cc_cut(struct sock *sk, struct dlcp_peer *p, u32 cwnd,
+			const char *why)
+{
+	u64 now = ktime_get_ns();
+
+	if (p->cc.cut_ns &&
+	    now - p->cc.cut_ns < max_t(u64, p->srtt_us, 1) * NSEC_PER_USEC)
+		return false;
+	p->cc.cut_ns = now;
+	dlcp_cc_set(sk, p, cwnd, why);
+	p->cc.ssthresh = p->cwnd;
+	return true;
+}
+
 /* Close the current round: apply the ECN and loss reactions. */
 static void dlcp_cc_round_end(struct sock *sk, struct dlcp_peer *p,
 			      u32 now_us)
@@ -123,19 +160,19 @@ static void dlcp_cc_round_end(struct sock *sk, struct dlcp_peer *p,
 	cc->alpha = cc->alpha - (cc->alpha >> DLCP_ALPHA_G_SHIFT) +
 		    (f >> DLCP_ALPHA_G_SHIFT);
 	if (cc->ce_bytes)
-		dlcp_cc_set(sk, p, p->cwnd -
-			    (u32)div_u64((u64)p->cwnd *
-					 max_t(u32, cc->alpha,
-					       DLCP_ALPHA_ONE / 2),
-					 2 * DLCP_ALPHA_ONE), "ecn");
+		cut = dlcp_cc_cut(sk, p, p->cwnd -
+				  (u32)div_u64((u64)p->cwnd *
+					       max_t(u32, cc->alpha,
+						     DLCP_ALPHA_ONE / 2),
+					       2 * DLCP_ALPHA_ONE), "ecn");
 	else if (cc->lost_segs >= DLCP_LOSS_MIN_SEGS &&
 		 cc->lost_segs * 8 > cc->lost_segs + cc->acked_segs)
-		dlcp_cc_set(sk, p, p->cwnd / 2, "loss");
+		cut = dlcp_cc_cut(sk, p, p->cwnd / 2, "loss");
 	else if (cc->round_rtt_us != U32_MAX &&
 		 cc->round_rtt_us - cc->base_rtt_us >
 		 max3(cc->base_rtt_us, (u32)DLCP_QDELAY_TARGET_US,
 		      2 * p->rttvar_us))
-		dlcp_cc_set(sk, p, p->cwnd - p->cwnd / 8, "delay");
+		cut = dlcp_cc_cut(sk, p, p->cwnd - p->cwnd / 8, "delay");
 	else
 		cut = false;
 	if (cut) {
@@ -144,11 +181,25 @@ static void dlcp_cc_round_end(struct sock *sk, struct dlcp_peer *p,
 		cc->undo = false;
 	}
 	cc->round_rtt_us = U32_MAX;
+	cc->round_samples = 0;
 	cc->ce_bytes = 0;
 	cc->acked_bytes = 0;
 	cc->acked_segs = 0;
 	cc->lost_segs = 0;
 	cc->round_start_us = now_us;
+}
+
+/* Has this round's RTT risen enough over the base to leave slow start? */
+static bool dlcp_cc_ss_exit(const struct dlcp_cc *cc)
+{
+	u32 thresh;
+
+	if (cc->round_samples < DLCP_SS_SAMPLES ||
+	    cc->base_rtt_us == U32_MAX)
+		return false;
+	thresh = clamp_t(u32, cc->base_rtt_us / 8, DLCP_SS_DELAY_MIN_US,
+			 DLCP_SS_DELAY_MAX_US);
+	return cc->round_rtt_us - cc->base_rtt_us > thresh;
 }
 
 /*
@@ -165,6 +216,7 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 		cc->undo = false;
 		if (cc->undo_cwnd > p->cwnd)
 			dlcp_cc_set(sk, p, cc->undo_cwnd, "undo");
+		cc->ssthresh = max(cc->ssthresh, cc->undo_ssthresh);
 		cc->undo_cwnd = 0;
 	}
 	cc->acked_segs += acked;
@@ -172,6 +224,17 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 	cc->lost_segs += lost;
 	cc->ce_bytes += ce_bytes;
 
+	if (p->cwnd < cc->ssthresh && dlcp_cc_ss_exit(cc)) {
+		cc->ssthresh = p->cwnd;
+		trace_dlcp_cwnd(inet_sk(sk)->inet_num, &p->daddr, p->cwnd,
+				p->cwnd, "hystart", p->srtt_us, cc->alpha);
+	}
+	if (acked && p->cwnd < min(cc->ssthresh, dlcp_cwnd_max(sk))) {
+		u32 room = min(cc->ssthresh, dlcp_cwnd_max(sk)) - p->cwnd;
+
+		dlcp_cc_set(sk, p, p->cwnd + min(acked, room), "slowstart");
+		acked -= min(acked, room);
+	}
 	cc->cwnd_cnt += acked;
 	if (cc->cwnd_cnt >= p->cwnd) {
 		u32 rest = cc->cwnd_cnt - p->cwnd;
@@ -185,22 +248,24 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 }
 
 /*
- * The guard timer presumed segments to @p lost: halve, at most once a
- * round; remember the window from before the first of a series, for
- * dlcp_cc_on_rtt() to restore if they prove spurious.
+ * The guard timer presumed segments to @p lost: halve (at most once a
+ * round, dlcp_cc_cut()), and only for the first timeout of a series
+ * (@p->rto_shift is 1): as TCP does not lower ssthresh again while backing
+ * off, the later timeouts of one outage are the same event; halving on
+ * each took the window from 216 to 4 in one slow-start overshoot.
+ * Remember the window from before the series, for dlcp_cc_on_rtt() to
+ * restore if it proves spurious.
  */
 void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 {
-	u64 now = ktime_get_ns();
+	u32 cwnd = p->cwnd, ssthresh = p->cc.ssthresh;
 
-	if (p->cc.rto_ns &&
-	    now - p->cc.rto_ns < max_t(u64, p->srtt_us, 1) * NSEC_PER_USEC)
+	if (p->rto_shift > 1 || !dlcp_cc_cut(sk, p, p->cwnd / 2, "timeout"))
 		return;
-	p->cc.rto_ns = now;
 	if (!p->cc.undo_cwnd) {
-		p->cc.undo_cwnd = p->cwnd;
+		p->cc.undo_cwnd = cwnd;
+		p->cc.undo_ssthresh = ssthresh;
 		p->cc.undo_us = dlcp_now_us();
 		p->cc.undo_srtt_us = p->srtt_us;
 	}
-	dlcp_cc_set(sk, p, p->cwnd / 2, "timeout");
 }

@@ -131,6 +131,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_STOPS_RCVD,
 	DLCP_MIB_PROBES_SENT,
 	DLCP_MIB_PROBES_RCVD,
+	DLCP_MIB_TLP_PROBES,		/* of them, tail loss probes */
 	DLCP_MIB_ABORTS_SENT,
 	DLCP_MIB_ABORTS_RCVD,
 	DLCP_MIB_OUT_NO_ROUTE,		/* transmission failed: no route */
@@ -170,9 +171,9 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
  * @init_cwnd:		net.dlcp.init_cwnd, initial window in segments
  * @max_cwnd:		net.dlcp.max_cwnd, largest window in segments
  * @ack_every:		net.dlcp.ack_every, data packets per report
- * @reorder_us:		net.dlcp.reorder_us, how long a gap below later
- *			arrivals may be reordering before it counts as loss
- *			(plus a quarter of the smoothed RTT)
+ * @reorder_us:		net.dlcp.reorder_us, the reordering window: a missing
+ *			segment is lost once a packet sent this much (plus
+ *			srtt/4) after it has arrived
  * @prio_classes:	net.dlcp.prio_classes, number of priority classes
  * @unpriv_class:	net.dlcp.unpriv_class, highest class without
  *			CAP_NET_ADMIN
@@ -240,7 +241,14 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 /* Hard limits, independent of sysctls. */
 #define DLCP_MAX_MSG_HARD	BIT(30)		/* largest max_msg_size */
 #define DLCP_CWND_HARD		4096		/* largest max_cwnd */
-#define DLCP_MAX_GAPS		64		/* gaps in one report */
+/*
+ * Gaps in one report: at most DLCP_MAX_GAPS (a 1064-byte REPORT), and no
+ * longer than the message's longest DATA packet, but at least
+ * DLCP_MIN_GAPS. A message with a loss budget keeps the gaps it gave up
+ * on, so 64 could all be taken below the bytes in flight.
+ */
+#define DLCP_MAX_GAPS		128
+#define DLCP_MIN_GAPS		32
 #define DLCP_RTO_MAX_US		(2 * USEC_PER_SEC)	/* backed-off RTO cap */
 #define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
 #define DLCP_IN_HASH_BITS	6
@@ -458,6 +466,8 @@ struct dlcp_flight {
  * @pkts_unreported: data packets since the last report
  * @tsval:	latest sender timestamp seen, echoed in reports
  * @ce_bytes:	payload bytes that arrived CE-marked
+ * @max_pkt:	longest DATA packet received (DLCP bytes): the path back
+ *		is presumed to carry a REPORT that long
  * @last_active: jiffies of the last packet
  * @lost:	bytes given up (zombies: for repeated STOPs)
  * @budget_bytes: bytes the message may be delivered without
@@ -481,6 +491,7 @@ struct dlcp_in_msg {
 	u32			pkts_unreported;
 	u32			tsval;
 	u32			ce_bytes;
+	u32			max_pkt;
 	unsigned long		last_active;
 	u32			lost;
 	u32			budget_bytes;
@@ -521,15 +532,19 @@ static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
  * struct dlcp_cc - congestion control state of a peer (dlcp_cc.c)
  * @alpha:		DCTCP's estimate of the marked fraction, 1024 = 1.0
  * @cwnd_cnt:		segments acknowledged since cwnd last grew
+ * @ssthresh:		slow start while cwnd is below it; U32_MAX until the
+ *			first congestion signal
  * @round_start_us:	start of the current round
  * @acked_segs:		segments acknowledged this round
  * @acked_bytes:	payload bytes acknowledged this round
  * @lost_segs:		segments found lost this round
  * @ce_bytes:		bytes reported CE-marked this round
- * @rto_ns:		time of the last timeout reaction (ktime), 0: none
+ * @cut_ns:		time of the last window reduction (ktime), 0: none
  * @base_rtt_us:	smallest round-trip time seen: the path without queue
  * @round_rtt_us:	smallest round-trip time seen this round
+ * @round_samples:	round-trip time samples this round
  * @undo_cwnd:		cwnd before the first timeout not yet judged, 0: none
+ * @undo_ssthresh:	ssthresh before that timeout
  * @undo_us:		dlcp_now_us() of that timeout
  * @undo_srtt_us:	smoothed round-trip time at that timeout
  * @undo:		that timeout was spurious: restore @undo_cwnd
@@ -537,15 +552,18 @@ static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
 struct dlcp_cc {
 	u32	alpha;
 	u32	cwnd_cnt;
+	u32	ssthresh;
 	u32	round_start_us;
 	u32	acked_segs;
 	u32	acked_bytes;
 	u32	lost_segs;
 	u32	ce_bytes;
-	u64	rto_ns;
+	u64	cut_ns;
 	u32	base_rtt_us;
 	u32	round_rtt_us;
+	u32	round_samples;
 	u32	undo_cwnd;
+	u32	undo_ssthresh;
 	u32	undo_us;
 	u32	undo_srtt_us;
 	bool	undo;

@@ -115,7 +115,9 @@ static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
 }
 
 /*
- * Send a REPORT: the gaps of @m, at most DLCP_MAX_GAPS of them. Bytes above
+ * Send a REPORT: the gaps of @m, as many as fit in a packet as long as the
+ * longest DATA of the message (within [DLCP_MIN_GAPS, DLCP_MAX_GAPS]); a
+ * report with more covers only up to the last gap listed. Bytes above
  * the highest one received are not reported missing (they may be on their
  * way), except in the answer to a PROBE: the sender has sent everything.
  */
@@ -123,15 +125,18 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 				u8 rflags)
 {
 	const struct dlcp_rangeset *rs = &m->have;
-	u32 i, n = 0, pos = 0, last, scan_end;
+	u32 i, n = 0, pos = 0, last, scan_end, max_gaps = DLCP_MIN_GAPS;
 	struct dlcp_wire_range *g;
 	struct dlcp_report_hdr *r;
 	struct sk_buff *skb;
 
 	if (!rs->nr && !(rflags & DLCP_RF_PROBED))
 		return;		/* nothing to say yet */
+	if (m->max_pkt > DLCP_REPORT_HDR_LEN)
+		max_gaps = clamp_t(u32, (m->max_pkt - DLCP_REPORT_HDR_LEN) /
+				   DLCP_GAP_LEN, DLCP_MIN_GAPS, DLCP_MAX_GAPS);
 	skb = dlcp_in_ctl(sk, m, DLCP_T_REPORT,
-			  DLCP_REPORT_HDR_LEN + DLCP_MAX_GAPS * DLCP_GAP_LEN);
+			  DLCP_REPORT_HDR_LEN + max_gaps * DLCP_GAP_LEN);
 	if (!skb)
 		return;
 	r = (struct dlcp_report_hdr *)skb->data;
@@ -142,7 +147,7 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 		u32 start = i < rs->nr ? rs->r[i].start : m->len;
 
 		if (start > pos) {
-			if (n == DLCP_MAX_GAPS) {
+			if (n == max_gaps) {
 				scan_end = pos;
 				break;
 			}
@@ -409,6 +414,7 @@ report:
 	if (d->common.flags & DLCP_HF_LAST)
 		m->sent_all = true;
 	m->tsval = ntohl(d->tsval);
+	m->max_pkt = max(m->max_pkt, skb->len);
 	m->last_active = jiffies;
 	if (dlcp_in_can_complete(m)) {
 		dlcp_in_complete(sk, m);

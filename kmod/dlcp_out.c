@@ -7,8 +7,11 @@
  * fitting the route MTU); each segment is a self-describing DATA packet.
  * Every transmitted segment gets an entry in the socket's flight ring until
  * a REPORT resolves it: acknowledged (outside every gap of the report), or
- * lost (inside a gap, and sent longer ago than the reordering window, so
- * that a packet merely overtaken on another path is not resent at once).
+ * lost (inside a gap, and sent more than the reordering window before the
+ * packet whose arrival triggered the report: RACK's rule, RFC 8985, with
+ * the echoed transmit time). A packet merely overtaken on another path is
+ * not resent at once, and a retransmission is not presumed lost again by
+ * reports that left the receiver before it could have arrived.
  * Lost segments are retransmitted before new ones, but only while the
  * bytes known lost exceed the message's loss budget; critical segments
  * always. A message with a budget sends a PROBE right after its last new
@@ -688,7 +691,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	struct net *net = sock_net(sk);
 	u32 n = ntohs(r->ngaps), scan_end = ntohl(r->scan_end);
 	u32 i, acked = 0, acked_bytes = 0, lost = 0, ce;
-	u32 now = dlcp_now_us(), reorder;
+	u32 tsecr = ntohl(r->tsecr), reorder;
 	struct dlcp_out_msg *m;
 
 	m = dlcp_out_find(dsk, &r->common, &dlcp_cb(skb)->saddr);
@@ -696,7 +699,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 		dlcp_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
 		return;
 	}
-	dlcp_rtt_sample(m->peer, ntohl(r->tsecr));
+	dlcp_rtt_sample(m->peer, tsecr);
 	m->last_heard = jiffies;
 	m->probes = 0;
 	reorder = m->peer->srtt_us / 4 +
@@ -716,7 +719,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 			dlcp_seg_set(m, f->seg, DLCP_SEG_ACKED);
 			acked++;
 			acked_bytes += e - s;
-		} else if ((s32)(now - f->sent_us) > (s32)reorder) {
+		} else if ((s32)(tsecr - f->sent_us) > (s32)reorder) {
 			dlcp_seg_set(m, f->seg, DLCP_SEG_LOST);
 			DLCP_INC_STATS(net, DLCP_MIB_RETRANS_REPORTED);
 			lost++;
@@ -834,6 +837,24 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 			m->final = true;
 			m->probes = 0;
 			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+			continue;
+		}
+		/*
+		 * Tail loss probe (RFC 8985, section 7): reports stopped for
+		 * two round trips while segments are in flight: the last of
+		 * them, or the reports, were lost. The answer echoes the
+		 * PROBE's timestamp, so every segment sent a reordering
+		 * window before it and still missing is found lost (RACK)
+		 * without waiting out the RTO and its back-off. One per
+		 * quiet period: a REPORT resets @probes.
+		 */
+		if (m->inflight && !m->probes && m->peer->srtt_us &&
+		    jiffies_to_usecs(quiet) >= 2 * m->peer->srtt_us &&
+		    jiffies_to_usecs(quiet) < rto) {
+			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+			DLCP_INC_STATS(net, DLCP_MIB_TLP_PROBES);
+			m->probes++;
+			m->last_probe = now;
 			continue;
 		}
 		/*
