@@ -270,7 +270,7 @@ static void fuzz_builders(const uint8_t *data, size_t size)
 		}
 		ri.tsecr = rd32(&r);
 		ri.ce_bytes = rd32(&r);
-		ri.rflags = rd8(&r) & (rd8(&r) & 1 ? 1 : 0xff);
+		ri.rflags = rd8(&r) & (rd8(&r) & 1 ? DLCP_RF_ALL : 0xff);
 		ngaps = rd8(&r) % 80;
 		{
 			uint32_t pos = 0;
@@ -294,7 +294,7 @@ static void fuzz_builders(const uint8_t *data, size_t size)
 		if (want <= bufsz)
 			CHECK(n == want);
 		in_range = in_range && ri.rcvd <= pi.msg_len &&
-			   ri.scan_end <= pi.msg_len && !(ri.rflags & ~1);
+			   ri.scan_end <= pi.msg_len && !(ri.rflags & ~DLCP_RF_ALL);
 		{
 			uint32_t prev = 0;
 

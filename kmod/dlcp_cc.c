@@ -66,12 +66,15 @@
 #define DLCP_SS_SAMPLES		8	/* RTT samples before HyStart judges */
 #define DLCP_SS_DELAY_MIN_US	4000	/* HyStart's delay threshold bounds */
 #define DLCP_SS_DELAY_MAX_US	16000
+#define DLCP_REO_MULT_MAX	8	/* reordering window up to 2 srtt */
+#define DLCP_REO_CALM_ROUNDS	16	/* rounds without DUP to shrink it */
 
 void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p)
 {
 	p->cwnd = READ_ONCE(dlcp_pernet(sock_net(sk))->init_cwnd);
 	p->cc.ssthresh = U32_MAX;
 	p->cc.alpha = DLCP_ALPHA_ONE;
+	p->reo_mult = 1;
 	p->cc.base_rtt_us = U32_MAX;
 	p->cc.round_rtt_us = U32_MAX;
 }
@@ -180,6 +183,10 @@ static void dlcp_cc_round_end(struct sock *sk, struct dlcp_peer *p,
 		cc->undo_cwnd = 0;
 		cc->undo = false;
 	}
+	if (p->reo_mult > 1 && ++p->reo_calm >= DLCP_REO_CALM_ROUNDS) {
+		p->reo_mult--;
+		p->reo_calm = 0;
+	}
 	cc->round_rtt_us = U32_MAX;
 	cc->round_samples = 0;
 	cc->ce_bytes = 0;
@@ -268,4 +275,35 @@ void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 		p->cc.undo_us = dlcp_now_us();
 		p->cc.undo_srtt_us = p->srtt_us;
 	}
+}
+
+/*
+ * The reordering window for @p (RACK, RFC 8985, section 6.2): reo_mult
+ * quarters of the smoothed RTT, plus net.dlcp.reorder_us. A segment
+ * reported missing is lost once a packet sent this much after it has
+ * arrived.
+ */
+u32 dlcp_cc_reorder_us(const struct sock *sk, const struct dlcp_peer *p)
+{
+	return p->reo_mult * p->srtt_us / 4 +
+	       READ_ONCE(dlcp_pernet(sock_net(sk))->reorder_us);
+}
+
+/*
+ * A REPORT said a resent segment had already arrived (DLCP_RF_DUP, as a
+ * DSACK): it was overtaken, not lost, so the window was too short for
+ * this path (packets sprayed over paths of different delay). Widen it
+ * by a quarter srtt, at most once a round; DLCP_REO_CALM_ROUNDS rounds
+ * without one narrow it again (dlcp_cc_round_end()).
+ */
+void dlcp_cc_on_dup(struct dlcp_peer *p)
+{
+	u32 now = dlcp_now_us();
+
+	p->reo_calm = 0;
+	if (p->reo_mult >= DLCP_REO_MULT_MAX ||
+	    (s32)(now - p->reo_stamp_us) < (s32)p->srtt_us)
+		return;
+	p->reo_mult++;
+	p->reo_stamp_us = now;
 }

@@ -132,6 +132,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_PROBES_SENT,
 	DLCP_MIB_PROBES_RCVD,
 	DLCP_MIB_TLP_PROBES,		/* of them, tail loss probes */
+	DLCP_MIB_DUP_REPORTS,		/* REPORTs flagged DLCP_RF_DUP */
 	DLCP_MIB_ABORTS_SENT,
 	DLCP_MIB_ABORTS_RCVD,
 	DLCP_MIB_OUT_NO_ROUTE,		/* transmission failed: no route */
@@ -588,6 +589,9 @@ struct dlcp_cc {
  * @rto_run:	jiffies of the guard timer run that last backed off
  * @srtt_us:	smoothed round-trip time, 0 before the first sample
  * @rttvar_us:	round-trip time variation
+ * @reo_mult:	reordering window in quarters of srtt (1..DLCP_REO_MULT_MAX)
+ * @reo_calm:	rounds since a REPORT last flagged a needless resend
+ * @reo_stamp_us: dlcp_now_us() of the last @reo_mult increase
  * @next_xmit_ns: pacing: earliest time of the next transmission
  */
 struct dlcp_peer {
@@ -602,6 +606,9 @@ struct dlcp_peer {
 	unsigned long		rto_run;
 	u32			srtt_us;
 	u32			rttvar_us;
+	u8			reo_mult;
+	u8			reo_calm;
+	u32			reo_stamp_us;
 	u64			next_xmit_ns;
 };
 
@@ -816,6 +823,8 @@ void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p);
 void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 		       u32 acked_bytes, u32 lost, u32 ce_bytes);
 void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p);
+u32 dlcp_cc_reorder_us(const struct sock *sk, const struct dlcp_peer *p);
+void dlcp_cc_on_dup(struct dlcp_peer *p);
 void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us);
 
 /* dlcp_prio.c */

@@ -353,6 +353,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	u32 hlen = d->common.doff * 4, plen = skb->len - hlen;
 	u32 off = ntohl(d->offset), added, pages;
 	struct dlcp_in_msg *m;
+	u8 rflags = 0;
 	int n;
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_DATA_PKTS);
@@ -371,8 +372,10 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	if (m && dlcp_rs_covers(&m->have, off, off + plen)) {
 		/* a resent duplicate: the sender missed our reports */
 		DLCP_INC_STATS(net, DLCP_MIB_IN_DUP_PKTS);
-		if (d->common.flags & DLCP_HF_RETRANS)
+		if (d->common.flags & DLCP_HF_RETRANS) {
 			m->pkts_unreported = U32_MAX;
+			rflags = DLCP_RF_DUP;
+		}
 		goto report;
 	}
 	/* a segment touches at most two pages that may need allocating */
@@ -422,7 +425,7 @@ report:
 	}
 	if ((d->common.flags & DLCP_HF_ACKREQ) ||
 	    m->pkts_unreported >= READ_ONCE(dlcp_pernet(net)->ack_every))
-		dlcp_in_send_report(sk, m, 0);
+		dlcp_in_send_report(sk, m, rflags);
 }
 
 /* PROBE: answer with STOP or a REPORT; never creates state. */

@@ -9,9 +9,10 @@
  * a REPORT resolves it: acknowledged (outside every gap of the report), or
  * lost (inside a gap, and sent more than the reordering window before the
  * packet whose arrival triggered the report: RACK's rule, RFC 8985, with
- * the echoed transmit time). A packet merely overtaken on another path is
- * not resent at once, and a retransmission is not presumed lost again by
- * reports that left the receiver before it could have arrived.
+ * the echoed transmit time; the window adapts, dlcp_cc_reorder_us()). A
+ * packet merely overtaken on another path is not resent at once, and a
+ * retransmission is not presumed lost again by reports that left the
+ * receiver before it could have arrived.
  * Lost segments are retransmitted before new ones, but only while the
  * bytes known lost exceed the message's loss budget; critical segments
  * always. A message with a budget sends a PROBE right after its last new
@@ -702,8 +703,11 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	dlcp_rtt_sample(m->peer, tsecr);
 	m->last_heard = jiffies;
 	m->probes = 0;
-	reorder = m->peer->srtt_us / 4 +
-		  READ_ONCE(dlcp_pernet(net)->reorder_us);
+	if (r->rflags & DLCP_RF_DUP) {
+		DLCP_INC_STATS(net, DLCP_MIB_DUP_REPORTS);
+		dlcp_cc_on_dup(m->peer);
+	}
+	reorder = dlcp_cc_reorder_us(sk, m->peer);
 
 	for (i = 0; m->inflight && i < dsk->flight_len; i++) {
 		struct dlcp_flight *f = dlcp_flight_at(dsk, i);

@@ -428,7 +428,10 @@ struct dlcp_data_hdr {
 
 /* Report flags. */
 #define DLCP_RF_PROBED		0x01	/* answers a PROBE */
-#define DLCP_RF_ALL		0x01
+#define DLCP_RF_DUP		0x02	/* sent for a resent segment that had
+					 * already arrived (as TCP's DSACK)
+					 */
+#define DLCP_RF_ALL		0x03
 
 /**
  * struct dlcp_report_hdr - REPORT header; @ngaps struct dlcp_wire_range follow

@@ -749,7 +749,11 @@ static void test_drop_field_report(void **state)
 	assert_int_equal(check(buf, len), DLCP_DROP_NONE);
 	buf[38] = DLCP_RF_PROBED;
 	assert_int_equal(check(buf, len), DLCP_DROP_NONE);
-	buf[38] = 0x02;
+	buf[38] = DLCP_RF_DUP;
+	assert_int_equal(check(buf, len), DLCP_DROP_NONE);
+	buf[38] = DLCP_RF_PROBED | DLCP_RF_DUP;
+	assert_int_equal(check(buf, len), DLCP_DROP_NONE);
+	buf[38] = 0x04;
 	assert_int_equal(check(buf, len), DLCP_DROP_FIELD);
 	buf[38] = 0x80;
 	assert_int_equal(check(buf, len), DLCP_DROP_FIELD);
