@@ -285,7 +285,8 @@ void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
  */
 u32 dlcp_cc_reorder_us(const struct sock *sk, const struct dlcp_peer *p)
 {
-	return p->reo_mult * p->srtt_us / 4 +
+	/* also read locklessly, for /proc/net/dlcp/peers */
+	return READ_ONCE(p->reo_mult) * READ_ONCE(p->srtt_us) / 4 +
 	       READ_ONCE(dlcp_pernet(sock_net(sk))->reorder_us);
 }
 

@@ -197,11 +197,12 @@ static void dlcp_peers_one(struct sock *sk, void *arg)
 				   dsk->inet.inet_rcv_saddr, dsk->inet.inet_num);
 			dlcp_seq_addr(it->seq, &p->daddr);
 			seq_printf(it->seq,
-				   " %5u %8u %5u %8u %9u %5u %9u %lu\n",
+				   " %5u %8u %5u %8u %9u %5u %9u %6u %lu\n",
 				   READ_ONCE(p->nr_msgs), READ_ONCE(p->inflight),
 				   READ_ONCE(p->cwnd), READ_ONCE(p->srtt_us),
 				   READ_ONCE(p->rttvar_us), READ_ONCE(p->cc.alpha),
-				   READ_ONCE(p->rto_shift), sock_i_ino(sk));
+				   READ_ONCE(p->rto_shift),
+				   dlcp_cc_reorder_us(sk, p), sock_i_ino(sk));
 		}
 	rcu_read_unlock();
 }
@@ -210,7 +211,7 @@ static int dlcp_peers_show(struct seq_file *seq, void *v)
 {
 	struct dlcp_sockets_iter it = { .seq = seq };
 
-	seq_puts(seq, "  sl local_address rem_addr  msgs inflight  cwnd  srtt_us rttvar_us alpha rto_shift inode\n");
+	seq_puts(seq, "  sl local_address rem_addr  msgs inflight  cwnd  srtt_us rttvar_us alpha rto_shift reo_us inode\n");
 	dlcp_walk_socks(seq_file_single_net(seq), dlcp_peers_one, &it);
 	return 0;
 }

@@ -334,34 +334,39 @@ case_four_threads_one_host()
 	xfer "1,$((MSS + 1)),65536,1m" 4 b
 }
 
-# One socket in ns_a sends to ns_b (no delay) and ns_c (20 ms each way):
-# /proc/net/dlcp/peers has one congestion state per destination, each
-# with its own round-trip time.
-case_peer_state()
+# peers_recv N SIZE X...: a Python receiver of N messages (up to SIZE
+# bytes) on $port in each ns_X, in the background; their pids in rpids.
+peers_recv()
 {
-	local py=/usr/bin/python3 rpids=() x out rc=0 srtt_b srtt_c
+	local n=$1 size=$2 x
+	shift 2
 
-	port=$((port + 1))
-	impair c netem delay 20ms
-	for x in b c; do
-		ip netns exec "ns_$x" timeout "$(tscale 60)" "$py" -c '
+	for x in "$@"; do
+		ip netns exec "ns_$x" timeout "$(tscale 60)" /usr/bin/python3 -c '
 import socket, sys
-s = socket.socket(getattr(socket, sys.argv[4]), socket.SOCK_RDM, 0)
+s = socket.socket(getattr(socket, sys.argv[5]), socket.SOCK_RDM, 0)
 s.bind(("", int(sys.argv[1])))
 open(sys.argv[2], "w").close()
 for _ in range(int(sys.argv[3])):
-	s.recv(1 << 20)
-' "$port" "$tmpdir/ready.$x" 8 "$PY_AF" &
+	s.recv(int(sys.argv[4]))
+' "$port" "$tmpdir/ready.$x" "$n" "$size" "$PY_AF" &
 		rpids+=($!)
-		wait_for_file "$tmpdir/ready.$x" 20 "$!" || rc=1
+		wait_for_file "$tmpdir/ready.$x" 20 "$!" || return 1
 	done
-	out=$(ip netns exec ns_a timeout "$(tscale 60)" "$py" -c '
+}
+
+# peers_send N SIZE ADDR...: one socket in ns_a sends N messages of SIZE
+# bytes to each ADDR in turn, waits until they are all done and prints
+# /proc/net/dlcp/peers while the socket (and its peer state) still lives.
+peers_send()
+{
+	ip netns exec ns_a timeout "$(tscale 60)" /usr/bin/python3 -c '
 import socket, sys, time
-s = socket.socket(getattr(socket, sys.argv[2]), socket.SOCK_RDM, 0)
+s = socket.socket(getattr(socket, sys.argv[4]), socket.SOCK_RDM, 0)
 s.bind(("", 0))
-for _ in range(8):
-	for a in sys.argv[3:]:
-		s.sendto(bytes(65536), (a, int(sys.argv[1])))
+for _ in range(int(sys.argv[2])):
+	for a in sys.argv[5:]:
+		s.sendto(bytes(int(sys.argv[3])), (a, int(sys.argv[1])))
 lport = "%04X" % s.getsockname()[1]
 for _ in range(500):
 	rows = [l.split() for l in open("/proc/net/dlcp/sockets")][1:]
@@ -369,24 +374,56 @@ for _ in range(500):
 		break
 	time.sleep(0.1)
 sys.stdout.write(open("/proc/net/dlcp/peers").read())
-' "$port" "$PY_AF" "${NET}2" "${NET}3") ||
-		{ echo "FAIL: the sender exited with status $?"; rc=1; }
+' "$port" "$1" "$2" "$PY_AF" "${@:3}" ||
+		{ echo "FAIL: the sender exited with status $?"; return 1; }
+}
+
+# peers_wait: wait for the receivers of peers_recv
+peers_wait()
+{
+	local x rc=0
+
 	for x in "${rpids[@]}"; do
-		wait "$x" || { echo "FAIL: a receiver did not get 8 messages"; rc=1; }
+		wait "$x" || { echo "FAIL: a receiver did not get its messages"; rc=1; }
 	done
-	echo "$out"
-	# rem_addr: the address words in hex as /proc/net/udp{,6} print them
+	return "$rc"
+}
+
+# peer_field OUT X COLUMN: a column of ns_X's line in peers output OUT
+# (rem_addr: the address words in hex as /proc/net/udp{,6} print them)
+peer_field()
+{
+	local n hex
+
+	case $2 in b) n=2 ;; c) n=3 ;; esac
 	if [ "$FAMILY" = 6 ]; then
-		hex_b=000077FD000000000000000002000000
-		hex_c=000077FD000000000000000003000000
+		hex=000077FD00000000000000000${n}000000
 	else
-		hex_b=02004D0A
-		hex_c=03004D0A
+		hex=0${n}004D0A
 	fi
-	srtt_b=$(echo "$out" | awk -v a="$hex_b" '$3 == a { print $7 }')
-	srtt_c=$(echo "$out" | awk -v a="$hex_c" '$3 == a { print $7 }')
+	echo "$1" | awk -v a="$hex" -v c="$3" '$3 == a { print $c }'
+}
+
+# One socket in ns_a sends to ns_b (no delay) and ns_c (20 ms each way):
+# /proc/net/dlcp/peers has one congestion state per destination, each
+# with its own round-trip time, and its own reordering window, between
+# srtt/4 and 2 srtt plus net.dlcp.reorder_us.
+case_peer_state()
+{
+	local rpids=() out rc=0 srtt_b srtt_c reo_b reo_c x
+
+	port=$((port + 1))
+	impair c netem delay 20ms
+	peers_recv 8 $((1 << 20)) b c || rc=1
+	out=$(peers_send 8 65536 "${NET}2" "${NET}3") || rc=1
+	peers_wait || rc=1
+	echo "$out"
+	srtt_b=$(peer_field "$out" b 7)
+	srtt_c=$(peer_field "$out" c 7)
+	reo_b=$(peer_field "$out" b 11)
+	reo_c=$(peer_field "$out" c 11)
 	if [ "$(echo "$out" | grep -c ':')" -ne 2 ] || [ -z "$srtt_b" ] ||
-	   [ -z "$srtt_c" ]; then
+	   [ -z "$srtt_c" ] || [ -z "$reo_b" ] || [ -z "$reo_c" ]; then
 		echo "FAIL: expected one peer line per destination"
 		return 1
 	fi
@@ -394,6 +431,42 @@ sys.stdout.write(open("/proc/net/dlcp/peers").read())
 		echo "FAIL: srtt to b $srtt_b us, to c $srtt_c us (c has 40 ms RTT)"
 		rc=1
 	fi
+	x=$(ip netns exec ns_a sysctl -n net.dlcp.reorder_us)
+	if ((reo_b < srtt_b / 4 + x || reo_b > 2 * srtt_b + x ||
+	     reo_c < srtt_c / 4 + x || reo_c > 2 * srtt_c + x)); then
+		echo "FAIL: reordering windows $reo_b, $reo_c us: expected" \
+		     "srtt/4 .. 2 srtt, plus $x"
+		rc=1
+	fi
+	return "$rc"
+}
+
+# Half of the packets to ns_b overtake the rest by 10 ms (netem reorder),
+# more than the first reordering window (srtt/4 + 4 ms): resends of
+# segments that had only been overtaken reach the receiver as duplicates,
+# its REPORTs say so (DlcpDupReports at the sender), and the sender widens
+# the window of that path past the 10 ms; every message arrives.
+case_reorder_window()
+{
+	local rpids=() out rc=0 srtt reo dup0 dup1
+
+	port=$((port + 1))
+	impair b netem delay 10ms reorder 50% limit 10000 || return 1
+	dup0=$(snmp ns_a DlcpDupReports)
+	peers_recv 24 $((1 << 18)) b || rc=1
+	out=$(peers_send 24 262144 "${NET}2") || rc=1
+	peers_wait || rc=1
+	clear_impairments
+	dup1=$(snmp ns_a DlcpDupReports)
+	echo "$out"
+	srtt=$(peer_field "$out" b 7)
+	reo=$(peer_field "$out" b 11)
+	echo "DlcpDupReports +$((dup1 - dup0)); srtt $srtt us," \
+	     "reordering window $reo us"
+	[ "$dup1" -gt "$dup0" ] 2> /dev/null ||
+		{ echo "FAIL: no REPORT flagged a needless resend"; rc=1; }
+	[ "${reo:-0}" -gt 10000 ] ||
+		{ echo "FAIL: reordering window ${reo:-?} us, not past 10 ms"; rc=1; }
 	return "$rc"
 }
 
@@ -414,6 +487,7 @@ CASES=(
 	four_senders_loss
 	four_threads_one_host
 	peer_state
+	reorder_window
 )
 
 require_root
