@@ -8,7 +8,9 @@
  *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets}
  *   dlcp_sock.c	socket calls, port table, control messages
  *   dlcp_out.c		the sender: segmentation, transmission, window and
- *			pacing, reaction to REPORT and STOP
+ *			pacing, PMTU
+ *   dlcp_recovery.c	the sender's loss recovery: REPORT and STOP, RACK
+ *			loss detection, timeouts and probes
  *   dlcp_in.c		packet validation and demultiplexing, the receiver:
  *			reassembly, reports, completion and delivery
  *   dlcp_timer.c	guard (retransmission/probe) timer, garbage collection
@@ -251,6 +253,7 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_MAX_GAPS		128
 #define DLCP_MIN_GAPS		32
 #define DLCP_RTO_MAX_US		(2 * USEC_PER_SEC)	/* backed-off RTO cap */
+#define DLCP_RTT_MAX_US		(60 * USEC_PER_SEC)	/* larger: not an RTT */
 #define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
 #define DLCP_IN_HASH_BITS	6
 #define DLCP_PEER_HASH_BITS	4
@@ -377,6 +380,10 @@ struct dlcp_msg_path {
  *		first transmission
  * @probes:	PROBEs sent since the last REPORT
  * @last_probe:	jiffies of the last of them
+ * @rack_rtt_us: round-trip time of the packet whose arrival triggered the
+ *		latest REPORT (RACK.rtt): a segment sent before it and
+ *		still missing is lost rack_rtt_us + the reordering window
+ *		after it was sent (dlcp_recovery.c)
  * @crit:	bitmap of critical segments, NULL if none (or all: the
  *		DLCP_MSG_CRITICAL flag)
  * @crit_len:	bytes in critical segments (sent in every DATA packet)
@@ -417,6 +424,7 @@ struct dlcp_out_msg {
 	unsigned long		last_heard;
 	u32			probes;
 	unsigned long		last_probe;
+	u32			rack_rtt_us;
 	unsigned long		*crit;
 	u32			crit_len;
 	u32			budget_bytes;
@@ -445,12 +453,20 @@ static inline bool dlcp_seg_crit(const struct dlcp_out_msg *m, u32 seg)
  * @msg:	its message (entries are purged before a message is freed)
  * @seg:	segment index
  * @sent_us:	transmit time, dlcp_now_us()
+ * @rack_wait:	reported missing while a packet sent after it arrived:
+ *		lost when its reordering window passes (the RACK timer)
  */
 struct dlcp_flight {
 	struct dlcp_out_msg	*msg;
 	u32			seg;
 	u32			sent_us;
+	bool			rack_wait;
 };
+
+static inline u32 dlcp_seg_len(const struct dlcp_out_msg *m, u32 seg)
+{
+	return min(m->seg_size, m->len - seg * m->seg_size);
+}
 
 /**
  * struct dlcp_in_msg - a message being received, or a delivered one kept
@@ -682,6 +698,12 @@ static inline struct dlcp_sock *dlcp_sk(const struct sock *sk)
 	return (struct dlcp_sock *)sk;
 }
 
+/* Entry @i of the flight ring, counting from its head. */
+static inline struct dlcp_flight *dlcp_flight_at(struct dlcp_sock *dsk, u32 i)
+{
+	return &dsk->flight[(dsk->flight_head + i) % dsk->flight_cap];
+}
+
 /*
  * An AF_INET6 socket: inet6_sk() finds the ipv6_pinfo at the end of the
  * object (proto.obj_size), so it must be the last member.
@@ -783,12 +805,16 @@ void dlcp_out_release_msg(struct dlcp_out_msg *m);
 void dlcp_out_push(struct sock *sk);
 void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m);
 void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m);
-void dlcp_out_report(struct sock *sk, struct sk_buff *skb);
-void dlcp_out_stop(struct sock *sk, struct sk_buff *skb);
-bool dlcp_out_timeout(struct sock *sk, unsigned long now);
 void dlcp_out_purge(struct sock *sk);
 void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
-u32 dlcp_out_rto_us(const struct sock *sk, const struct dlcp_peer *p);
+void dlcp_out_send_probe(struct sock *sk, struct dlcp_out_msg *m,
+			 unsigned int type);
+void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m, u32 status,
+		       u32 lost, int err);
+bool dlcp_out_want_rtx(const struct dlcp_out_msg *m, bool *any);
+void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state);
+void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f);
+void dlcp_flight_tidy(struct dlcp_sock *dsk);
 int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
 		  const struct in6_addr *saddr, const struct in6_addr *daddr,
 		  bool udp, u8 cls);
@@ -796,6 +822,12 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
 void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
 		   u8 prio);
+
+/* dlcp_recovery.c */
+void dlcp_out_report(struct sock *sk, struct sk_buff *skb);
+void dlcp_out_stop(struct sock *sk, struct sk_buff *skb);
+bool dlcp_out_timeout(struct sock *sk, unsigned long now);
+u32 dlcp_out_rto_us(const struct sock *sk, const struct dlcp_peer *p);
 
 /* dlcp_in.c */
 void dlcp_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
@@ -871,6 +903,7 @@ void dlcp_path_free(struct dlcp_out_msg *m);
 void dlcp_timer_init(struct sock *sk);
 void dlcp_timer_stop(struct sock *sk);
 void dlcp_guard_arm(struct sock *sk);
+void dlcp_guard_arm_in(struct sock *sk, unsigned long delay);
 void dlcp_pacer_arm(struct sock *sk, u64 when_ns);
 
 #endif /* _DLCP_IMPL_H */

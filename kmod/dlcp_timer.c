@@ -47,16 +47,22 @@ static void dlcp_guard_fire(struct timer_list *t)
 }
 
 /* Make sure the guard runs; called with dsk->lock held. */
-void dlcp_guard_arm(struct sock *sk)
+/* Run the guard timer within @delay jiffies (sooner if already due). */
+void dlcp_guard_arm_in(struct sock *sk, unsigned long delay)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
-	unsigned long when = jiffies + dlcp_guard_interval(sk);
+	unsigned long when = jiffies + max(delay, 1UL);
 
 	if (dsk->dead)
 		return;
 	if (!timer_pending(&dsk->guard) ||
 	    time_before(when, dsk->guard.expires))
 		mod_timer(&dsk->guard, when);
+}
+
+void dlcp_guard_arm(struct sock *sk)
+{
+	dlcp_guard_arm_in(sk, dlcp_guard_interval(sk));
 }
 
 static enum hrtimer_restart dlcp_pacer_fire(struct hrtimer *t)

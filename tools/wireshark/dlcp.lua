@@ -72,7 +72,7 @@ local HF_ALL = 0x7f
 -- HAS_PRIO and HAS_DROPPABLE come with the priority work: a receiver that
 -- predates it drops DATA carrying them (DlcpDropField).
 local MSG_FLAGS_SEND = 0x003f
-local RF_ALL = 0x01
+local RF_ALL = 0x03
 
 -- ---------------------------------------------------------------------
 -- Fields
@@ -145,8 +145,10 @@ f.ngaps = ProtoField.uint16("dlcp.report.ngaps", "Number of Gaps", base.DEC)
 f.rflags = ProtoField.uint8("dlcp.report.flags", "Report Flags", base.HEX)
 f.rflags_probed = ProtoField.bool("dlcp.report.flags.probed", "Answers a PROBE",
 	8, nil, 0x01)
+f.rflags_dup = ProtoField.bool("dlcp.report.flags.dup",
+	"A resent segment had already arrived", 8, nil, 0x02)
 f.rflags_reserved = ProtoField.uint8("dlcp.report.flags.reserved", "Reserved",
-	base.HEX, nil, 0xfe)
+	base.HEX, nil, 0xfc)
 f.gap = ProtoField.none("dlcp.report.gap", "Gap")
 f.gap_start = ProtoField.uint32("dlcp.report.gap.start", "Start", base.DEC)
 f.gap_end = ProtoField.uint32("dlcp.report.gap.end", "End", base.DEC)
@@ -406,6 +408,7 @@ local function dissect_report(tvb, tree, hlen, len, msg_len, info)
 	local rf = tvb(38, 1)
 	local rft = tree:add(f.rflags, rf)
 	rft:add(f.rflags_probed, rf)
+	rft:add(f.rflags_dup, rf)
 	local rfr = rft:add(f.rflags_reserved, rf)
 	if bit32.band(rf:uint(), bit32.bnot(RF_ALL)) % 0x100 ~= 0 then
 		rfr:add_proto_expert_info(e.field, "Unknown report flags")
@@ -438,9 +441,10 @@ local function dissect_report(tvb, tree, hlen, len, msg_len, info)
 		prev = en
 	end
 	tree:add(f.missing, missing):set_generated()
-	info[#info + 1] = string.format("rcvd=%u scan_end=%u gaps=%u%s",
+	info[#info + 1] = string.format("rcvd=%u scan_end=%u gaps=%u%s%s",
 		tvb(20, 4):uint(), scan_end, ngaps,
-		bit32.band(rf:uint(), 1) ~= 0 and " PROBED" or "")
+		bit32.band(rf:uint(), 1) ~= 0 and " PROBED" or "",
+		bit32.band(rf:uint(), 2) ~= 0 and " DUP" or "")
 end
 
 local function dissect_stop(tvb, tree, hlen, len, msg_len, info)

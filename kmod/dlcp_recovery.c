@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loss recovery for the DLCP sender: the receiver's REPORT and STOP
+ * packets, loss detection, and the guard timer's work on outgoing
+ * messages (as net/ipv4/tcp_recovery.c and tcp_timer.c are to TCP).
+ *
+ * A REPORT resolves the flight-ring entries of its message below its scan
+ * end: acknowledged (outside every gap of the report), or lost (inside a
+ * gap, and sent more than the reordering window before the packet whose
+ * arrival triggered the report: RACK's rule, RFC 8985, with the echoed
+ * transmit time; the window adapts, dlcp_cc_reorder_us()). A packet merely
+ * overtaken on another path is not resent at once, and a retransmission
+ * is not presumed lost again by reports that left the receiver before it
+ * could have arrived. A missing segment that a later packet overtook by
+ * less than the window is lost when the window passes with no word
+ * (RACK's timer, dlcp_rack_expired()).
+ *
+ * The guard timer (dlcp_timer.c) also presumes entries older than the
+ * retransmission timeout lost when their message's reports have stopped
+ * too (a segment merely queued behind others is not), sends a tail loss
+ * probe when reports stop for two round trips with segments in flight,
+ * PROBEs a message whose reports stopped coming, enforces deadlines, and
+ * gives up on a receiver that went silent. The timeout doubles with every
+ * expiry until a new RTT sample.
+ */
+#include <linux/bitmap.h>
+#include <net/ipv6.h>
+#include <net/sock.h>
+#include "dlcp_impl.h"
+#include "dlcp_trace.h"
+
+/*
+ * RACK's reordering timer (RFC 8985, section 6.2): @f was reported missing
+ * while a packet sent after it had arrived; with no word since, it is lost
+ * once a round trip plus the reordering window has passed since it was
+ * sent. Without this, a loss among the last segments of a message (sent
+ * within one window of the end) waited for a probe or the RTO.
+ */
+static bool dlcp_rack_expired(const struct sock *sk,
+			      const struct dlcp_flight *f, u32 now_us)
+{
+	const struct dlcp_out_msg *m = f->msg;
+
+	return f->rack_wait &&
+	       (s32)(now_us - f->sent_us) >=
+	       (s32)(m->rack_rtt_us + dlcp_cc_reorder_us(sk, m->peer));
+}
+
+static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
+					  const struct dlcp_hdr *h,
+					  const struct in6_addr *saddr)
+{
+	u32 id = ntohl(h->msg_id);
+	struct dlcp_out_msg *m;
+
+	list_for_each_entry(m, &dsk->out_msgs, node)
+		if (m->id == id && m->dport == h->source &&
+		    ipv6_addr_equal(&m->daddr, saddr) &&
+		    m->len == ntohl(h->msg_len))
+			return m;
+	return NULL;
+}
+
+/*
+ * RFC 6298's timeout for @p (NULL: a peer with no RTT sample yet), doubled
+ * per timeout since the last RTT sample.
+ */
+u32 dlcp_out_rto_us(const struct sock *sk, const struct dlcp_peer *p)
+{
+	u32 rto_min = READ_ONCE(dlcp_pernet(sock_net(sk))->rto_min_ms) *
+		      USEC_PER_MSEC;
+	u32 rto;
+
+	if (!p || !p->srtt_us)
+		rto = max_t(u32, rto_min, 200 * USEC_PER_MSEC);
+	else
+		rto = max(rto_min, p->srtt_us + 4 * p->rttvar_us);
+	return min_t(u32, rto << (p ? p->rto_shift : 0), DLCP_RTO_MAX_US);
+}
+
+static void dlcp_rtt_sample(struct dlcp_peer *p, u32 tsecr)
+{
+	s32 rtt = (s32)(dlcp_now_us() - tsecr);
+
+	if (!tsecr || rtt <= 0 || rtt > DLCP_RTT_MAX_US)
+		return;
+	p->rto_shift = 0;
+	dlcp_cc_on_rtt(p, rtt);
+	if (!p->srtt_us) {
+		p->srtt_us = rtt;
+		p->rttvar_us = rtt / 2;
+	} else {
+		s32 err = rtt - (s32)p->srtt_us;
+
+		p->srtt_us += err / 8;
+		p->rttvar_us += (abs(err) - (s32)p->rttvar_us) / 4;
+	}
+	p->srtt_us = max_t(u32, p->srtt_us, 1);
+}
+
+/* Is byte range [s, e) disjoint from every gap in @g[0..n)? */
+static bool dlcp_gaps_miss(const struct dlcp_wire_range *g, u32 n, u32 s,
+			   u32 e)
+{
+	u32 lo = 0, hi = n;
+
+	/* first gap whose end is > s */
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (ntohl(g[mid].end) <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == n || ntohl(g[lo].start) >= e;
+}
+
+/*
+ * A PROBE was answered: the report is authoritative for every segment
+ * below scan_end, including ones resolved before (the receiver may have
+ * freed a message it could not complete).
+ */
+static void dlcp_out_resync(struct dlcp_out_msg *m,
+			    const struct dlcp_wire_range *g, u32 n,
+			    u32 scan_end)
+{
+	u32 seg;
+
+	for (seg = 0; seg < m->nsegs; seg++) {
+		u32 s = seg * m->seg_size, e = s + dlcp_seg_len(m, seg);
+
+		if (e > scan_end)
+			break;
+		if (m->seg[seg] == DLCP_SEG_INFLIGHT)
+			continue;
+		if (m->seg[seg] == DLCP_SEG_NEW)
+			continue;
+		dlcp_seg_set(m, seg, dlcp_gaps_miss(g, n, s, e) ?
+			     DLCP_SEG_ACKED : DLCP_SEG_LOST);
+	}
+}
+
+/* A REPORT arrived for one of our messages (skb is linear, validated). */
+void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
+{
+	const struct dlcp_report_hdr *r = (const void *)skb->data;
+	const struct dlcp_wire_range *g = (const void *)(skb->data +
+							 r->common.doff * 4);
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct net *net = sock_net(sk);
+	u32 n = ntohs(r->ngaps), scan_end = ntohl(r->scan_end);
+	u32 i, acked = 0, acked_bytes = 0, lost = 0, ce, wait = U32_MAX;
+	u32 tsecr = ntohl(r->tsecr), now = dlcp_now_us(), reorder;
+	s32 rtt = (s32)(now - tsecr);
+	struct dlcp_out_msg *m;
+
+	m = dlcp_out_find(dsk, &r->common, &dlcp_cb(skb)->saddr);
+	if (!m) {
+		dlcp_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
+		return;
+	}
+	dlcp_rtt_sample(m->peer, tsecr);
+	if (tsecr && rtt > 0 && rtt <= DLCP_RTT_MAX_US)
+		m->rack_rtt_us = rtt;
+	m->last_heard = jiffies;
+	m->probes = 0;
+	if (r->rflags & DLCP_RF_DUP) {
+		DLCP_INC_STATS(net, DLCP_MIB_DUP_REPORTS);
+		dlcp_cc_on_dup(m->peer);
+	}
+	reorder = dlcp_cc_reorder_us(sk, m->peer);
+
+	for (i = 0; m->inflight && i < dsk->flight_len; i++) {
+		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
+		u32 s, e;
+
+		if (f->msg != m)
+			continue;
+		s = f->seg * m->seg_size;
+		e = s + dlcp_seg_len(m, f->seg);
+		if (e > scan_end)
+			continue;
+		if (dlcp_gaps_miss(g, n, s, e)) {
+			dlcp_seg_set(m, f->seg, DLCP_SEG_ACKED);
+			acked++;
+			acked_bytes += e - s;
+		} else if ((s32)(tsecr - f->sent_us) > (s32)reorder) {
+			dlcp_seg_set(m, f->seg, DLCP_SEG_LOST);
+			DLCP_INC_STATS(net, DLCP_MIB_RETRANS_REPORTED);
+			lost++;
+		} else {
+			/*
+			 * Missing, and a packet sent after it arrived: lost
+			 * if nothing says otherwise within the window
+			 * (dlcp_rack_expired(); no later packet may come,
+			 * at the end of a message).
+			 */
+			if ((s32)(tsecr - f->sent_us) > 0) {
+				f->rack_wait = true;
+				wait = min(wait, f->sent_us + m->rack_rtt_us +
+					   reorder - now);
+			}
+			continue;
+		}
+		dlcp_flight_resolve(dsk, f);
+	}
+	dlcp_flight_tidy(dsk);
+	if (wait != U32_MAX)
+		dlcp_guard_arm_in(sk, usecs_to_jiffies(wait) + 1);
+	if (r->rflags & DLCP_RF_PROBED)
+		dlcp_out_resync(m, g, n, scan_end);
+	ce = ntohl(r->ce_bytes);
+	ce = ce > m->ce_seen ? ce - m->ce_seen : 0;
+	m->ce_seen += ce;
+	dlcp_cc_on_report(sk, m->peer, acked, acked_bytes, lost, ce);
+	dlcp_out_push(sk);
+}
+
+/* A STOP arrived: the receiver delivered the message. */
+void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
+{
+	const struct dlcp_stop_hdr *st = (const void *)skb->data;
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct net *net = sock_net(sk);
+	struct dlcp_out_msg *m;
+	u32 lost;
+
+	m = dlcp_out_find(dsk, &st->common, &dlcp_cb(skb)->saddr);
+	if (!m) {
+		dlcp_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
+		return;
+	}
+	trace_dlcp_stop(1, m->id, ntohl(st->lost),
+			st->common.flags & DLCP_HF_FAILED);
+	dlcp_rtt_sample(m->peer, ntohl(st->tsecr));
+	lost = ntohl(st->lost);
+	DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_DONE);
+	DLCP_ADD_STATS(net, DLCP_MIB_RETRANS_AVOIDED, m->nr_lost);
+	if (st->common.flags & DLCP_HF_FAILED) {
+		DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_DEADLINE);
+		dlcp_out_complete(sk, m, DLCP_DONE_DEADLINE, lost, ETIME);
+	} else if (lost) {
+		DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_LOSSY);
+		DLCP_ADD_STATS(net, DLCP_MIB_OUT_BYTES_GIVEN_UP, lost);
+		dlcp_out_complete(sk, m, DLCP_DONE_LOSSY, lost, 0);
+	} else {
+		dlcp_out_complete(sk, m, DLCP_DONE_EXACT, 0, 0);
+	}
+	dlcp_out_free_msg(sk, m);
+	sk->sk_write_space(sk);
+	dlcp_out_push(sk);
+}
+
+/*
+ * Guard timer work for the sender: presume entries older than the RTO
+ * lost, probe messages that went quiet, give up on silent ones. Returns
+ * true while outgoing messages remain.
+ */
+bool dlcp_out_timeout(struct sock *sk, unsigned long now)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct net *net = sock_net(sk);
+	u32 now_us = dlcp_now_us(), i;
+	struct dlcp_net *dn = dlcp_pernet(net);
+	unsigned long give_up = msecs_to_jiffies(READ_ONCE(dn->msg_timeout_ms));
+	u64 probe_max = jiffies_to_usecs(give_up) / 5;
+	struct dlcp_out_msg *m, *tmp;
+
+	for (i = 0; i < dsk->flight_len; i++) {
+		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
+		struct dlcp_peer *p;
+		u32 rto;
+
+		if (!f->msg)
+			continue;
+		p = f->msg->peer;
+		if (dlcp_rack_expired(sk, f, now_us)) {
+			dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
+			DLCP_INC_STATS(net, DLCP_MIB_RETRANS_REPORTED);
+			dlcp_flight_resolve(dsk, f);
+			dlcp_cc_on_report(sk, p, 0, 0, 1, 0);
+			continue;
+		}
+		rto = dlcp_out_rto_us(sk, p);
+		if ((s32)(now_us - f->sent_us) < (s32)rto)
+			continue;
+		/*
+		 * Reports for its message still come: the segment is queued
+		 * on the path, not lost; a later report will tell.
+		 */
+		if (jiffies_to_usecs(now - f->msg->last_heard) < rto)
+			continue;
+		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
+		DLCP_INC_STATS(net, DLCP_MIB_RETRANS_TIMEOUT);
+		dlcp_flight_resolve(dsk, f);
+		/* back off once a timer run, not once a segment */
+		if (p->rto_run != now) {
+			p->rto_run = now;
+			p->rto_shift = min_t(u8, p->rto_shift + 1, 6);
+			dlcp_cc_on_timeout(sk, p);
+		}
+	}
+	dlcp_flight_tidy(dsk);
+
+	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
+		unsigned long quiet = now - m->last_heard;
+		u32 rto = dlcp_out_rto_us(sk, m->peer);
+		bool any;
+		u64 wait;
+
+		if (m->next_new && time_after_eq(now, m->last_heard + give_up)) {
+			DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_FAILED);
+			dlcp_out_complete(sk, m, DLCP_DONE_TIMEOUT, 0, ETIMEDOUT);
+			dlcp_out_send_probe(sk, m, DLCP_T_ABORT);
+			dlcp_out_free_msg(sk, m);
+			sk->sk_write_space(sk);
+			continue;
+		}
+		if ((m->meta.flags & DLCP_MSG_HAS_DEADLINE) && !m->final &&
+		    time_after_eq(now, m->deadline)) {
+			/* stop resending; the receiver finishes or drops it */
+			m->final = true;
+			m->probes = 0;
+			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+			continue;
+		}
+		/*
+		 * Tail loss probe (RFC 8985, section 7): reports stopped for
+		 * two round trips while segments are in flight: the last of
+		 * them, or the reports, were lost. The answer echoes the
+		 * PROBE's timestamp, so every segment sent a reordering
+		 * window before it and still missing is found lost (RACK)
+		 * without waiting out the RTO and its back-off. One per
+		 * quiet period: a REPORT resets @probes.
+		 */
+		if (m->inflight && !m->probes && m->peer->srtt_us &&
+		    jiffies_to_usecs(quiet) >= 2 * m->peer->srtt_us &&
+		    jiffies_to_usecs(quiet) < rto) {
+			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+			DLCP_INC_STATS(net, DLCP_MIB_TLP_PROBES);
+			m->probes++;
+			m->last_probe = now;
+			continue;
+		}
+		/*
+		 * Quiet for an RTO, backing off: ask what arrived. The wait
+		 * is capped so that several PROBEs go out before the message
+		 * gives up: a lost PROBE or REPORT must not cost it.
+		 */
+		wait = min3((u64)rto << min(m->probes, 6U),
+			    (u64)DLCP_RTO_MAX_US, probe_max);
+		if (m->probes)
+			quiet = now - m->last_probe;
+		if ((m->next_new == m->nsegs || m->final) && !m->inflight &&
+		    !dlcp_out_want_rtx(m, &any) &&
+		    jiffies_to_usecs(quiet) >= wait) {
+			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+			m->probes++;
+			m->last_probe = now;
+		}
+	}
+	dlcp_out_push(sk);
+	return !list_empty(&dsk->out_msgs);
+}
