@@ -79,17 +79,26 @@ setup()
 	ip -n brcv addr add $R/24 dev veth1
 	ip -n bsnd link set lo up; ip -n brcv link set lo up
 	ip -n bsnd link set veth0 up; ip -n brcv link set veth1 up
-	ip netns exec bsnd sysctl -qw net.ipv4.tcp_congestion_control=cubic
-	# enough socket memory for TCP at 64 MiB messages on both ends
-	for ns in bsnd brcv; do
-		ip netns exec $ns sysctl -qw net.ipv4.tcp_rmem="4096 131072 33554432"
-		ip netns exec $ns sysctl -qw net.ipv4.tcp_wmem="4096 131072 33554432"
-	done
-	ip netns exec brcv "$PERF" server --proto dlcp --port $DPORT > "$TMP/srv-dlcp.log" 2>&1 &
-	SRV_PIDS="$!"
-	ip netns exec brcv "$PERF" server --proto tcp --port $TPORT > "$TMP/srv-tcp.log" 2>&1 &
-	SRV_PIDS="$SRV_PIDS $!"
+	endpoints bsnd brcv srv
 	sleep 0.3
+}
+
+# endpoints SNDNS RCVNS LOG: TCP cubic with socket memory for 64 MiB
+# messages on both ends, and the DLCP and TCP dlcp-perf servers in RCVNS
+# (logs $TMP/LOG-{dlcp,tcp}.log, pids added to SRV_PIDS)
+endpoints()
+{
+	local ns
+
+	ip netns exec "$1" sysctl -qw net.ipv4.tcp_congestion_control=cubic
+	for ns in "$1" "$2"; do
+		ip netns exec "$ns" sysctl -qw net.ipv4.tcp_rmem="4096 131072 33554432"
+		ip netns exec "$ns" sysctl -qw net.ipv4.tcp_wmem="4096 131072 33554432"
+	done
+	ip netns exec "$2" "$PERF" server --proto dlcp --port $DPORT > "$TMP/$3-dlcp.log" 2>&1 &
+	SRV_PIDS="${SRV_PIDS:-} $!"
+	ip netns exec "$2" "$PERF" server --proto tcp --port $TPORT > "$TMP/$3-tcp.log" 2>&1 &
+	SRV_PIDS="$SRV_PIDS $!"
 }
 
 # link IMPAIRMENT...: sender egress netem delay 0.5ms IMPAIRMENT + tbf
@@ -162,15 +171,7 @@ mp_setup()
 	for dev in r1 r2; do
 		ip netns exec mrcv sysctl -qw net.ipv4.conf.$dev.rp_filter=0
 	done
-	ip netns exec msnd sysctl -qw net.ipv4.tcp_congestion_control=cubic
-	for ns in msnd mrcv; do
-		ip netns exec $ns sysctl -qw net.ipv4.tcp_rmem="4096 131072 33554432"
-		ip netns exec $ns sysctl -qw net.ipv4.tcp_wmem="4096 131072 33554432"
-	done
-	ip netns exec mrcv "$PERF" server --proto dlcp --port $DPORT > "$TMP/msrv-dlcp.log" 2>&1 &
-	SRV_PIDS="${SRV_PIDS:-} $!"
-	ip netns exec mrcv "$PERF" server --proto tcp --port $TPORT > "$TMP/msrv-tcp.log" 2>&1 &
-	SRV_PIDS="$SRV_PIDS $!"
+	endpoints msnd mrcv msrv
 	SNS=msnd
 	RNS=mrcv
 	R=$MP_DST
