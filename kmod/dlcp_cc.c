@@ -217,7 +217,7 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 		       u32 acked_bytes, u32 lost, u32 ce_bytes)
 {
 	struct dlcp_cc *cc = &p->cc;
-	u32 now = dlcp_now_us();
+	u32 now = dlcp_now_us(), ss_end;
 
 	if (cc->undo) {
 		cc->undo = false;
@@ -236,11 +236,12 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 		trace_dlcp_cwnd(inet_sk(sk)->inet_num, &p->daddr, p->cwnd,
 				p->cwnd, "hystart", p->srtt_us, cc->alpha);
 	}
-	if (acked && p->cwnd < min(cc->ssthresh, dlcp_cwnd_max(sk))) {
-		u32 room = min(cc->ssthresh, dlcp_cwnd_max(sk)) - p->cwnd;
+	ss_end = min(cc->ssthresh, dlcp_cwnd_max(sk));
+	if (acked && p->cwnd < ss_end) {
+		u32 grow = min(acked, ss_end - p->cwnd);
 
-		dlcp_cc_set(sk, p, p->cwnd + min(acked, room), "slowstart");
-		acked -= min(acked, room);
+		dlcp_cc_set(sk, p, p->cwnd + grow, "slowstart");
+		acked -= grow;
 	}
 	cc->cwnd_cnt += acked;
 	if (cc->cwnd_cnt >= p->cwnd) {
