@@ -233,7 +233,7 @@ start_capture()
 {
 	local i
 
-	ip netns exec dd_rcv tcpdump -i veth0 -s 0 -U -Z root -w "$1" \
+	ip netns exec dd_rcv tcpdump -i veth0 -s 0 -U --immediate-mode -Z root -w "$1" \
 		'ip proto 253' 2> "$tmpdir/tcpdump.err" &
 	tcpdump_pid=$!
 	for ((i = 0; i < 100; i++)); do

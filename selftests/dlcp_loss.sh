@@ -291,7 +291,7 @@ case_udp_entropy()
 	local udp ports
 
 	udp=$(snmp ns_r DlcpUdpInPkts)
-	ip netns exec ns_r timeout 60 tcpdump -i eth0 -n -l -c 200 \
+	ip netns exec ns_r timeout 60 tcpdump -i eth0 -n -l --immediate-mode -c 200 \
 		udp dst port 9253 > "$tmpdir/cap" 2> /dev/null &
 	sleep 1
 	transfer 2 262144 0 exact exact || return 1

@@ -217,7 +217,7 @@ case_tagging_on_wire()
 	local tdpid out=$tmpdir/tag.txt rc=0 bad
 
 	command -v tcpdump > /dev/null || { echo "no tcpdump"; return "$KSFT_SKIP"; }
-	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -U -w "$tmpdir/tag.pcap" \
+	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -U --immediate-mode -w "$tmpdir/tag.pcap" \
 		"ip proto 253" 2> "$tmpdir/tcpdump.err" &
 	tdpid=$!
 	capture_ready "$tmpdir/tcpdump.err" "$tdpid" || return 1
@@ -277,7 +277,7 @@ case_tagging_sysctls()
 	command -v tcpdump > /dev/null || return "$KSFT_SKIP"
 	ip netns exec ns_ps sysctl -qw net.dlcp.class_dscp="48 46 34 26 18 10 8 0" || return 1
 	ip netns exec ns_ps sysctl -qw net.dlcp.layer_width=4 || return 1
-	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -U -w "$tmpdir/tag2.pcap" \
+	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -U --immediate-mode -w "$tmpdir/tag2.pcap" \
 		"ip proto 253" 2> "$tmpdir/tcpdump2.err" &
 	tdpid=$!
 	capture_ready "$tmpdir/tcpdump2.err" "$tdpid" || return 1
@@ -306,7 +306,7 @@ case_tagging_retransmissions()
 
 	command -v tcpdump > /dev/null || return "$KSFT_SKIP"
 	ip netns exec ns_pr "$IMPAIR" eth1 --loss 10 || return 1
-	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -U -w "$tmpdir/tag3.pcap" \
+	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -U --immediate-mode -w "$tmpdir/tag3.pcap" \
 		"ip proto 253" 2> "$tmpdir/tcpdump3.err" &
 	tdpid=$!
 	capture_ready "$tmpdir/tcpdump3.err" "$tdpid" || return 1
