@@ -231,17 +231,10 @@ setup()
 # start_capture PCAP: tcpdump on the receiver's veth until stop_capture PCAP.
 start_capture()
 {
-	local i
-
-	ip netns exec dd_rcv tcpdump -i veth0 -s 0 -U --immediate-mode -Z root -w "$1" \
+	ip netns exec dd_rcv tcpdump -i veth0 -s 2048 -B 16384 -U --immediate-mode -Z root -w "$1" \
 		'ip proto 253' 2> "$tmpdir/tcpdump.err" &
 	tcpdump_pid=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -q "listening on" "$tmpdir/tcpdump.err" && return 0
-		sleep 0.1
-	done
-	cat "$tmpdir/tcpdump.err"
-	return 1
+	capture_ready "$tmpdir/tcpdump.err" "$tcpdump_pid"
 }
 
 stop_capture()

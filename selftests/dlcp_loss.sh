@@ -291,9 +291,9 @@ case_udp_entropy()
 	local udp ports
 
 	udp=$(snmp ns_r DlcpUdpInPkts)
-	ip netns exec ns_r timeout 60 tcpdump -i eth0 -n -l --immediate-mode -c 200 \
-		udp dst port 9253 > "$tmpdir/cap" 2> /dev/null &
-	sleep 1
+	ip netns exec ns_r timeout 60 tcpdump -i eth0 -n -s 128 -B 8192 -l --immediate-mode -c 200 \
+		udp dst port 9253 > "$tmpdir/cap" 2> "$tmpdir/cap.err" &
+	capture_ready "$tmpdir/cap.err" $! || return 1
 	transfer 2 262144 0 exact exact || return 1
 	wait
 	# S.SPORT > R.9253: UDP ...

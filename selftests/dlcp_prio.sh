@@ -196,28 +196,13 @@ case_qos_script()
 	return $rc
 }
 
-# capture_ready ERRFILE PID: wait until tcpdump says it is capturing
-# (a loaded emulator can take seconds to start it)
-capture_ready()
-{
-	local n
-
-	for n in $(seq 1 300); do
-		grep -q 'listening on' "$1" 2> /dev/null && return 0
-		kill -0 "$2" 2> /dev/null || break
-		sleep 0.1
-	done
-	echo "FAIL: tcpdump did not start: $(cat "$1" 2> /dev/null)"
-	return 1
-}
-
 # one message of each kind; the capture in ns_pd sees data and reports
 case_tagging_on_wire()
 {
 	local tdpid out=$tmpdir/tag.txt rc=0 bad
 
 	command -v tcpdump > /dev/null || { echo "no tcpdump"; return "$KSFT_SKIP"; }
-	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -U --immediate-mode -w "$tmpdir/tag.pcap" \
+	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -B 8192 -U --immediate-mode -w "$tmpdir/tag.pcap" \
 		"ip proto 253" 2> "$tmpdir/tcpdump.err" &
 	tdpid=$!
 	capture_ready "$tmpdir/tcpdump.err" "$tdpid" || return 1
@@ -277,7 +262,7 @@ case_tagging_sysctls()
 	command -v tcpdump > /dev/null || return "$KSFT_SKIP"
 	ip netns exec ns_ps sysctl -qw net.dlcp.class_dscp="48 46 34 26 18 10 8 0" || return 1
 	ip netns exec ns_ps sysctl -qw net.dlcp.layer_width=4 || return 1
-	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -U --immediate-mode -w "$tmpdir/tag2.pcap" \
+	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -B 8192 -U --immediate-mode -w "$tmpdir/tag2.pcap" \
 		"ip proto 253" 2> "$tmpdir/tcpdump2.err" &
 	tdpid=$!
 	capture_ready "$tmpdir/tcpdump2.err" "$tdpid" || return 1
@@ -306,7 +291,7 @@ case_tagging_retransmissions()
 
 	command -v tcpdump > /dev/null || return "$KSFT_SKIP"
 	ip netns exec ns_pr "$IMPAIR" eth1 --loss 10 || return 1
-	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -U --immediate-mode -w "$tmpdir/tag3.pcap" \
+	ip netns exec ns_pd tcpdump -i eth0 -n -s 128 -B 8192 -U --immediate-mode -w "$tmpdir/tag3.pcap" \
 		"ip proto 253" 2> "$tmpdir/tcpdump3.err" &
 	tdpid=$!
 	capture_ready "$tmpdir/tcpdump3.err" "$tdpid" || return 1

@@ -69,6 +69,22 @@ ktap_finished()
 	[ "$ktap_fail" -eq 0 ]
 }
 
+# dlcp_state_dump: after a failed case, the DLCP state of every network
+# namespace (counters that are not zero, sockets, peers), so that a failure
+# in CI or on the debug kernel can be read from the log alone
+dlcp_state_dump()
+{
+	local ns
+
+	for ns in $(ip netns list 2> /dev/null | cut -d' ' -f1); do
+		[ -r /proc/net/dlcp/snmp ] || return 0
+		echo "state of $ns at the failure:"
+		ip netns exec "$ns" awk '$2 != 0 { printf "%s=%s ", $1, $2 } END { print "" }' \
+			/proc/net/dlcp/snmp 2> /dev/null | fold -s -w 150
+		ip netns exec "$ns" cat /proc/net/dlcp/sockets /proc/net/dlcp/peers 2> /dev/null
+	done
+}
+
 # run_case NAME FUNCTION [ARGS...]: run a test function in a subshell with
 # its output captured, print the output as diagnostics (always: timings and
 # counters are worth seeing), then one result line. The functions bound
@@ -81,6 +97,7 @@ run_case()
 	log=$(mktemp)
 	( "$@" ) > "$log" 2>&1
 	rc=$?
+	[ "$rc" -eq 0 ] || [ "$rc" -eq "$KSFT_SKIP" ] || dlcp_state_dump >> "$log" 2>&1
 	sed 's/^/# /' "$log"
 	rm -f "$log"
 	ktap_result "$name" "$rc"
@@ -118,6 +135,26 @@ ktap_main()
 	done
 	ktap_finished
 	exit $?
+}
+
+# capture_ready ERRFILE PID: wait until the tcpdump writing its messages to
+# ERRFILE says it is capturing (a loaded emulator can take seconds to start
+# it). Capture with --immediate-mode (tcpdump drops the block of its ring
+# that the kernel has not yet handed over when it is stopped), a snap
+# length no larger than needed and a larger buffer (-B): in immediate mode
+# every ring frame is snap length sized, and the default 2 MB of 256 KB
+# frames overflows at once.
+capture_ready()
+{
+	local n
+
+	for n in $(seq 1 300); do
+		grep -q 'listening on' "$1" 2> /dev/null && return 0
+		kill -0 "$2" 2> /dev/null || break
+		sleep 0.1
+	done
+	echo "FAIL: tcpdump did not start: $(cat "$1" 2> /dev/null)"
+	return 1
 }
 
 # need_exec FILE: setup() helper: fail with a message if FILE is missing
