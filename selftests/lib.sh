@@ -79,6 +79,7 @@ dlcp_state_dump()
 	for ns in $(ip netns list 2> /dev/null | cut -d' ' -f1); do
 		[ -r /proc/net/dlcp/snmp ] || return 0
 		echo "state of $ns at the failure:"
+		# shellcheck disable=SC2016  # awk fields
 		ip netns exec "$ns" awk '$2 != 0 { printf "%s=%s ", $1, $2 } END { print "" }' \
 			/proc/net/dlcp/snmp 2> /dev/null | fold -s -w 150
 		ip netns exec "$ns" cat /proc/net/dlcp/sockets /proc/net/dlcp/peers 2> /dev/null
@@ -146,9 +147,7 @@ ktap_main()
 # frames overflows at once.
 capture_ready()
 {
-	local n
-
-	for n in $(seq 1 300); do
+	for _ in $(seq 1 300); do
 		grep -q 'listening on' "$1" 2> /dev/null && return 0
 		kill -0 "$2" 2> /dev/null || break
 		sleep 0.1
