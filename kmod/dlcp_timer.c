@@ -46,8 +46,10 @@ static void dlcp_guard_fire(struct timer_list *t)
 	spin_unlock_bh(&dsk->lock);
 }
 
-/* Make sure the guard runs; called with dsk->lock held. */
-/* Run the guard timer within @delay jiffies (sooner if already due). */
+/*
+ * Run the guard timer within @delay jiffies (sooner if already due); called
+ * with dsk->lock held.
+ */
 void dlcp_guard_arm_in(struct sock *sk, unsigned long delay)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
