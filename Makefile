@@ -40,7 +40,7 @@ DESTDIR ?=
 DEPS_STAMP := $(if $(DLCP_NO_DEPS),,deps)
 
 .PHONY: all deps deps-source module userspace selftests check unit-tests \
-	static-checks vm-tests demo demo-ps install uninstall clean checkpatch sparse \
+	static-checks vm-tests demo demo-coll demo-ps install uninstall clean checkpatch sparse \
 	dlcpstat dkms-install dkms-uninstall bench perf demo-train fuzz-long \
 	debug-kernel debug-module debug-check
 
@@ -120,6 +120,10 @@ demo: module userspace
 	tools/vm-run --timeout 2400 -- userspace/python/demo_train.sh
 
 demo-train: demo
+
+# the demo's all-reduce alone (no model): TCP and DLCP, ring and direct
+demo-coll: module userspace
+	tools/vm-run --timeout 1800 --env WORKLOAD=coll -- userspace/python/demo_train.sh
 
 # a parameter server and 3 workers exchange gradients with dlcp-demo
 demo-ps: module userspace

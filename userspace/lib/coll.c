@@ -33,6 +33,8 @@ enum coll_kind {
 	K_PULL = 4,
 	K_BARRIER = 5,
 	K_ABORT = 7,
+	K_RS_DIRECT = 8,
+	K_AG_DIRECT = 9,
 };
 
 struct coll_hdr {
@@ -575,7 +577,7 @@ static int coll_init(struct coll *c, struct dlcp_group *g, size_t n, int dtype,
 	if (!g || !o || (dtype != DLCP_DTYPE_FP32 && dtype != DLCP_DTYPE_INT32) ||
 	    o->reduce < 0 || o->reduce >= __DLCP_REDUCE_MAX ||
 	    o->budget_ppm > DLCP_PPM_MAX || o->budget2_ppm > DLCP_PPM_MAX ||
-	    o->timeout_ms < 0)
+	    o->timeout_ms < 0 || o->algo < 0 || o->algo >= __DLCP_ALGO_MAX)
 		return -EINVAL;
 	c->g = g;
 	c->o = o;
@@ -671,6 +673,38 @@ out:
 }
 
 /*
+ * Take the all-gather chunk [@off, @off + @len) that arrived as @data with
+ * counts @in_cnt into @buf: arrived elements are copied and marked in
+ * @have; lost ones keep @buf's value (times N with @scale_fallback).
+ */
+static void ag_merge(struct coll *c, char *buf, uint32_t *have,
+		     int scale_fallback, size_t off, size_t len,
+		     const void *data, const uint32_t *in_cnt)
+{
+	int N = c->g->world;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		char *dst = buf + (off + i) * c->esz;
+
+		if (in_cnt[i]) {
+			memcpy(dst, (const char *)data + i * c->esz, c->esz);
+			have[off + i] = 1;
+			continue;
+		}
+		have[off + i] = 0;
+		if (c->st)
+			c->st->elems_fallback++;
+		if (scale_fallback) {
+			if (c->dtype == DLCP_DTYPE_FP32)
+				*(float *)dst *= (float)N;
+			else
+				*(int32_t *)dst *= N;
+		}
+	}
+}
+
+/*
  * All-gather; @have[i] is 1 where this rank's value of element i is
  * authoritative. With @scale_fallback, elements that stay missing are
  * multiplied by N (own contribution as an estimate of a sum).
@@ -680,7 +714,7 @@ static int ag_impl(struct coll *c, char *buf, uint32_t *have, int scale_fallback
 	int N = c->g->world, r = c->g->rank, s, err = 0;
 	int right = (r + 1) % N, left = (r + N - 1) % N;
 	uint32_t *in_cnt = NULL;
-	size_t off, len, i;
+	size_t off, len;
 
 	if (N > 1) {
 		dlcp_chunk_range(c->n, (unsigned int)N, 0, &off, &len);
@@ -704,29 +738,129 @@ static int ag_impl(struct coll *c, char *buf, uint32_t *have, int scale_fallback
 				 &data, in_cnt);
 		if (err)
 			goto out;
-		for (i = 0; i < len; i++) {
-			char *dst = buf + (off + i) * c->esz;
-
-			if (in_cnt[i]) {
-				memcpy(dst, (const char *)data + i * c->esz, c->esz);
-				have[off + i] = 1;
-				continue;
-			}
-			have[off + i] = 0;
-			if (c->st)
-				c->st->elems_fallback++;
-			if (scale_fallback) {
-				if (c->dtype == DLCP_DTYPE_FP32)
-					*(float *)dst *= (float)N;
-				else
-					*(int32_t *)dst *= N;
-			}
-		}
+		ag_merge(c, buf, have, scale_fallback, off, len, data, in_cnt);
 		stash_free(m);
 	}
 out:
 	free(in_cnt);
 	return err;
+}
+
+/*
+ * Direct reduce-scatter: every rank sends chunk j of its contribution
+ * straight to rank j, which sums the N - 1 chunks it receives. The same
+ * bytes leave and enter each rank as in the ring, but in one round instead
+ * of N - 1, and a lost segment delays its own message, not every later
+ * step of the ring. Chunks other than this rank's keep its contribution.
+ */
+static int rs_direct(struct coll *c, char *buf)
+{
+	int N = c->g->world, r = c->g->rank, j, err = 0;
+	uint32_t *in_cnt = NULL, *tcnt = NULL;
+	char *tmp = NULL;
+	size_t off, len, i;
+	long k;
+
+	if (N == 1)
+		return 0;
+	for (j = 1; j < N; j++) {
+		int dst = (r + j) % N;
+
+		dlcp_chunk_range(c->n, (unsigned int)N, (unsigned int)dst, &off, &len);
+		err = send_chunk(c, dst, K_RS_DIRECT, 0, (uint32_t)dst,
+				 buf + off * c->esz, off, len, NULL, 1,
+				 c->o->budget_ppm);
+		if (err)
+			return err;
+	}
+	dlcp_chunk_range(c->n, (unsigned int)N, (unsigned int)r, &off, &len);
+	in_cnt = malloc((len ? len : 1) * sizeof(*in_cnt));
+	tcnt = malloc((len ? len : 1) * sizeof(*tcnt));
+	tmp = malloc((len ? len : 1) * c->esz);
+	if (!in_cnt || !tcnt || !tmp) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(tmp, buf + off * c->esz, len * c->esz);
+	for (i = 0; i < len; i++)
+		tcnt[i] = 1;
+	for (j = 1; j < N; j++) {
+		struct stash *m;
+		const void *data;
+
+		err = recv_chunk(c, (r + N - j) % N, K_RS_DIRECT, 0, (uint32_t)r,
+				 off, len, &m, &data, in_cnt);
+		if (err)
+			goto out;
+		k = dlcp_reduce_accumulate(c->dtype, tmp, tcnt, data, in_cnt, len,
+					   NULL, 0, 0);
+		stash_free(m);
+		if (k < 0) {
+			err = (int)k;
+			goto out;
+		}
+	}
+	k = dlcp_reduce_finalize(c->dtype, tmp, tcnt, len, c->reduce,
+				 (unsigned int)N, NULL);
+	memcpy(buf + off * c->esz, tmp, len * c->esz);
+	err = k < 0 ? (int)k : 0;
+out:
+	free(in_cnt);
+	free(tcnt);
+	free(tmp);
+	return err;
+}
+
+/* Direct all-gather: each rank sends its chunk straight to every other. */
+static int ag_direct(struct coll *c, char *buf, uint32_t *have,
+		     int scale_fallback)
+{
+	int N = c->g->world, r = c->g->rank, j, err = 0;
+	uint32_t *in_cnt = NULL;
+	size_t off, len;
+
+	if (N == 1)
+		return 0;
+	dlcp_chunk_range(c->n, (unsigned int)N, (unsigned int)r, &off, &len);
+	for (j = 1; j < N; j++) {
+		err = send_chunk(c, (r + j) % N, K_AG_DIRECT, 0, (uint32_t)r,
+				 buf + off * c->esz, off, len, have + off, 1,
+				 c->o->budget2_ppm);
+		if (err)
+			return err;
+	}
+	dlcp_chunk_range(c->n, (unsigned int)N, 0, &off, &len);
+	in_cnt = malloc((len ? len : 1) * sizeof(*in_cnt));
+	if (!in_cnt)
+		return -ENOMEM;
+	for (j = 1; j < N; j++) {
+		int src = (r + N - j) % N;
+		struct stash *m;
+		const void *data;
+
+		dlcp_chunk_range(c->n, (unsigned int)N, (unsigned int)src, &off, &len);
+		err = recv_chunk(c, src, K_AG_DIRECT, 0, (uint32_t)src, off, len,
+				 &m, &data, in_cnt);
+		if (err)
+			break;
+		ag_merge(c, buf, have, scale_fallback, off, len, data, in_cnt);
+		stash_free(m);
+	}
+	free(in_cnt);
+	return err;
+}
+
+static int rs_run(struct coll *c, char *buf)
+{
+	return c->o->algo == DLCP_ALGO_DIRECT ? rs_direct(c, buf) :
+						 rs_impl(c, buf);
+}
+
+static int ag_run(struct coll *c, char *buf, uint32_t *have, int scale_fallback)
+{
+	return c->o->algo == DLCP_ALGO_DIRECT ?
+		ag_direct(c, buf, have, scale_fallback) :
+		ag_impl(c, buf, have, scale_fallback);
 }
 
 int dlcp_reduce_scatter(struct dlcp_group *g, void *buf, size_t n, int dtype,
@@ -739,7 +873,7 @@ int dlcp_reduce_scatter(struct dlcp_group *g, void *buf, size_t n, int dtype,
 		return err;
 	if (n && !buf)
 		return -EINVAL;
-	err = rs_impl(&c, buf);
+	err = rs_run(&c, buf);
 	return err ? fail(&c, err) : 0;
 }
 
@@ -760,7 +894,7 @@ int dlcp_all_gather(struct dlcp_group *g, void *buf, size_t n, int dtype,
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		have[i] = 1;
-	err = ag_impl(&c, buf, have, 0);
+	err = ag_run(&c, buf, have, 0);
 	free(have);
 	return err ? fail(&c, err) : 0;
 }
@@ -785,13 +919,13 @@ int dlcp_allreduce(struct dlcp_group *g, void *buf, size_t n, int dtype,
 	if (!cnt)
 		return -ENOMEM;
 	coll_init(&c, g, n, dtype, &o);
-	err = rs_impl(&c, buf);
+	err = rs_run(&c, buf);
 	if (!err) {
 		for (i = 0; i < n; i++)
 			cnt[i] = 1;
 		o.stats = opts->stats ? &st2 : NULL;
 		coll_init(&c, g, n, dtype, &o);
-		err = ag_impl(&c, buf, cnt, o.reduce == DLCP_REDUCE_SUM);
+		err = ag_run(&c, buf, cnt, o.reduce == DLCP_REDUCE_SUM);
 	}
 	free(cnt);
 	if (opts->stats && !err) {

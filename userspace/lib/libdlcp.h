@@ -170,6 +170,17 @@ long dlcp_seg_classes(const void *buf, size_t len, int dtype,
 		      size_t seg_size, double top_fraction,
 		      uint8_t *classes, size_t nr_classes);
 
+/*
+ * Algorithms of dlcp_allreduce(), dlcp_reduce_scatter() and
+ * dlcp_all_gather(). Both move the same bytes over every rank's link:
+ * 2 (N - 1) / N of the tensor each way for an all-reduce.
+ */
+enum dlcp_algo {
+	DLCP_ALGO_RING = 0,	/* N - 1 steps to the next rank each */
+	DLCP_ALGO_DIRECT = 1,	/* one step: each chunk straight to its rank */
+	__DLCP_ALGO_MAX
+};
+
 /* Reduction modes of the collectives. */
 enum dlcp_reduce {
 	DLCP_REDUCE_MEAN = 0,		/* mean over arrived contributions */
@@ -268,6 +279,8 @@ struct dlcp_coll_stats {
  * @dedicated_server: the server contributes no data (PS only)
  * @timeout_ms:	0: the group's
  * @stats:	if not NULL, filled in (zeroed first)
+ * @algo:	enum dlcp_algo (all-reduce, reduce-scatter, all-gather); all
+ *		ranks must use the same
  */
 struct dlcp_coll_opts {
 	uint32_t tag;
@@ -280,6 +293,7 @@ struct dlcp_coll_opts {
 	int dedicated_server;
 	int timeout_ms;
 	struct dlcp_coll_stats *stats;
+	int algo;
 };
 
 /*

@@ -32,7 +32,10 @@
 # clean links as the lossless reference; a table compares iteration time
 # and test accuracy.
 #
-# Environment: WORKERS (4), RATE (20mbit), LOSS (1%), DELAY (10ms per link,
+# Environment: WORKLOAD (train; coll: time the all-reduce alone, for
+# COLL_CASES "tcp:ring dlcp:ring tcp:direct dlcp:direct" on COLL_CONDS
+# "clean lossy", COLL_ITERS 30 times each), ALGO (DLCP's all-reduce:
+# direct or ring), WORKERS (4), RATE (20mbit), LOSS (1%), DELAY (10ms per link,
 # each direction), OFFLOAD (off: TSO/GSO off on the veths; on: kernel default),
 # BUDGET (ppm, reduce-scatter, 50000), BUDGET2 (ppm, all-gather, 0: exact,
 # so that the replicas stay identical), EPOCHS (10), HIDDEN (256), LR (0.05), BUCKET_MB (25,
@@ -60,6 +63,7 @@ OFFLOAD=${OFFLOAD:-off}
 TRACE=${TRACE:-}
 BUDGET=${BUDGET:-50000}
 BUDGET2=${BUDGET2:-0}
+ALGO=${ALGO:-direct}
 EPOCHS=${EPOCHS:-10}
 HIDDEN=${HIDDEN:-256}
 LR=${LR:-0.05}
@@ -153,6 +157,33 @@ trap teardown EXIT
 link lossy
 ip netns exec dw0 ping -c 1 -W 2 "10.77.0.$WORKERS" >/dev/null
 
+# WORKLOAD=coll (make demo-coll): time the all-reduce of the model's
+# gradient alone (coll_bench.py, no model), for each transport and
+# algorithm in COLL_CASES, on clean and lossy links
+if [ "${WORKLOAD:-train}" = coll ]; then
+	rc=0
+	for cond in ${COLL_CONDS:-clean lossy}; do
+		link "$cond"
+		for c in ${COLL_CASES:-tcp:ring dlcp:ring tcp:direct dlcp:direct}; do
+			pids=()
+			for ((i = 0; i < WORKERS; i++)); do
+				ip netns exec "dw$i" env RANK=$i WORLD_SIZE="$WORKERS" \
+					PYTHONDONTWRITEBYTECODE=1 $PY "$HERE/coll_bench.py" \
+					--transport "${c%%:*}" --algo "${c#*:}" --label "$cond $c" \
+					--budget "$BUDGET" --budget2 "$BUDGET2" \
+					--iters "${COLL_ITERS:-30}" > "$LOGDIR/coll.$i.log" 2>&1 &
+				pids+=($!)
+			done
+			for p in "${pids[@]}"; do
+				wait "$p" || { rc=1; tail -n 5 "$LOGDIR"/coll.*.log; }
+			done
+			tee -a "$OUT" < "$LOGDIR/coll.0.log"
+		done
+	done
+	echo "# demo_train coll: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, delay $DELAY per link, loss $LOSS, budget $BUDGET/$BUDGET2 ppm"
+	exit $rc
+fi
+
 # SAMPLE=S: every S seconds, log rank 0's DLCP sockets (cwnd, srtt_us)
 if [ -n "${SAMPLE:-}" ]; then
 	# shellcheck disable=SC2016  # awk fields
@@ -180,7 +211,7 @@ for ((i = 0; i < WORKERS; i++)); do
 		PYTHONDONTWRITEBYTECODE=1 \
 		$PY "$HERE/train_digits.py" --phases "$PHASES" --epochs "$EPOCHS" \
 		--hidden "$HIDDEN" --budget "$BUDGET" --budget2 "$BUDGET2" \
-		--lr "$LR" --bucket-mb "$BUCKET_MB" \
+		--lr "$LR" --bucket-mb "$BUCKET_MB" --algo "$ALGO" \
 		"${targs[@]}" "${outarg[@]}" \
 		> "$LOGDIR/train.$i.log" 2>&1 &
 	pids+=($!)
@@ -208,5 +239,5 @@ for ((i = 0; i < WORKERS; i++)); do
 done | awk '$1 ~ /Retrans|Msgs|BytesLost|GivenUp|DupPkts|Drop(RcvMem|Mismatch|UnknownMsg)/ \
 	{ s[$1] += $2 } END { for (k in s) printf "# snmp %-24s %d\n", k, s[k] }' | sort
 $PY "$HERE/demo_summary.py" "$OUT" || rc=1
-echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, delay $DELAY per link, loss $LOSS, offload $OFFLOAD, budget $BUDGET/$BUDGET2 ppm"
+echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, delay $DELAY per link, loss $LOSS, offload $OFFLOAD, budget $BUDGET/$BUDGET2 ppm, DLCP algorithm $ALGO"
 exit $rc

@@ -29,6 +29,8 @@ DTYPE_BF16 = 3
 DTYPE_INT8 = 4
 DTYPE_INT32 = 5
 
+ALGO_RING = 0       # enum dlcp_algo
+ALGO_DIRECT = 1
 REDUCE_MEAN = 0
 REDUCE_SUM = 1
 REDUCE_MEAN_ZEROFILL = 2
@@ -88,7 +90,8 @@ class CollOpts(ctypes.Structure):
                 ("layer", ctypes.c_uint16), ("budget_ppm", ctypes.c_uint32),
                 ("budget2_ppm", ctypes.c_uint32), ("reduce", ctypes.c_int),
                 ("server", ctypes.c_int), ("dedicated_server", ctypes.c_int),
-                ("timeout_ms", ctypes.c_int), ("stats", ctypes.POINTER(CollStats))]
+                ("timeout_ms", ctypes.c_int), ("stats", ctypes.POINTER(CollStats)),
+                ("algo", ctypes.c_int)]
 
 
 class Range(ctypes.Structure):
@@ -235,8 +238,9 @@ class Group:
         self.close()
 
     def _opts(self, tag, iteration, layer, budget_ppm, budget2_ppm, reduce, server,
-              dedicated_server, timeout_ms, stats):
+              dedicated_server, timeout_ms, stats, algo=ALGO_RING):
         o = CollOpts()
+        o.algo = algo
         o.tag, o.iteration, o.layer = tag, iteration & 0xffffffff, layer
         o.budget_ppm = budget_ppm
         o.budget2_ppm = budget_ppm if budget2_ppm is None else budget2_ppm
@@ -254,25 +258,26 @@ class Group:
         return stats.as_dict()
 
     def allreduce(self, t, tag=0, iteration=0, layer=0, budget_ppm=0, budget2_ppm=None,
-                  reduce=REDUCE_MEAN, timeout_ms=0):
-        """Ring all-reduce in place; returns the stats dict."""
+                  reduce=REDUCE_MEAN, timeout_ms=0, algo=ALGO_RING):
+        """All-reduce in place (ring or direct); returns the stats dict."""
         return self._coll(_allreduce, "dlcp_allreduce", t, dict(
             tag=tag, iteration=iteration, layer=layer, budget_ppm=budget_ppm,
             budget2_ppm=budget2_ppm, reduce=reduce, server=0, dedicated_server=0,
-            timeout_ms=timeout_ms))
+            timeout_ms=timeout_ms, algo=algo))
 
     def reduce_scatter(self, t, tag=0, iteration=0, layer=0, budget_ppm=0,
-                       reduce=REDUCE_MEAN, timeout_ms=0):
+                       reduce=REDUCE_MEAN, timeout_ms=0, algo=ALGO_RING):
         return self._coll(_reduce_scatter, "dlcp_reduce_scatter", t, dict(
             tag=tag, iteration=iteration, layer=layer, budget_ppm=budget_ppm,
             budget2_ppm=None, reduce=reduce, server=0, dedicated_server=0,
-            timeout_ms=timeout_ms))
+            timeout_ms=timeout_ms, algo=algo))
 
-    def all_gather(self, t, tag=0, iteration=0, layer=0, budget_ppm=0, timeout_ms=0):
+    def all_gather(self, t, tag=0, iteration=0, layer=0, budget_ppm=0, timeout_ms=0,
+                   algo=ALGO_RING):
         return self._coll(_all_gather, "dlcp_all_gather", t, dict(
             tag=tag, iteration=iteration, layer=layer, budget_ppm=0,
             budget2_ppm=budget_ppm, reduce=REDUCE_MEAN, server=0, dedicated_server=0,
-            timeout_ms=timeout_ms))
+            timeout_ms=timeout_ms, algo=algo))
 
     def ps_push_pull(self, send, recv=None, tag=0, iteration=0, layer=0, budget_ppm=0,
                      budget2_ppm=None, reduce=REDUCE_MEAN, server=0,

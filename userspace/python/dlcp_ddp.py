@@ -11,7 +11,9 @@
     model.register_comm_hook(state, dlcp_ddp.dlcp_hook)
 
 Each bucket is averaged (unbiased: over the contributions that arrived)
-with a ring all-reduce ("ring") or through a parameter server on rank 0
+with a ring all-reduce ("ring"), an all-reduce in which every rank sends each
+chunk straight to its owner and back ("direct", one round instead of N - 1
+each way) or through a parameter server on rank 0
 ("ps"), on a background thread that completes the bucket's Future. DDP
 calls the hook for the same buckets in the same order on every rank, so the
 worker thread runs the collectives in that order and keys their messages by
@@ -33,8 +35,8 @@ class DlcpHookState:
                  compress=0, hadamard=False, seed=0, fit=False):
         # compress: 0 (fp32 on the wire), 8 or 4 (homomorphic quantization,
         # dlcp_allreduce_q / dlcp_ps_push_pull_q); hadamard: rotate first
-        if algo not in ("ring", "ps"):
-            raise ValueError("algo is 'ring' or 'ps'")
+        if algo not in ("ring", "direct", "ps"):
+            raise ValueError("algo is 'ring', 'direct' or 'ps'")
         self.group = group
         self.budget_ppm = budget_ppm
         self.budget2_ppm = budget_ppm if budget2_ppm is None else budget2_ppm
@@ -44,6 +46,8 @@ class DlcpHookState:
         self.layer_of_bucket = layer_of_bucket or (lambda i: min(i, 0xffff))
         if compress not in (0, 4, 8):
             raise ValueError("compress is 0, 4 or 8")
+        if compress and algo == "direct":
+            raise ValueError("compression runs over the ring or the parameter server")
         self.compress, self.hadamard, self.seed = compress, bool(hadamard), seed
         self.fit = bool(fit)   # THC: levels / world, so every sum fits the bits
         self.iteration = 0
@@ -73,8 +77,10 @@ class DlcpHookState:
                     kw.update(qkw)
                     st = (self.group.allreduce_q(flat, **kw) if self.algo == "ring"
                           else self.group.ps_push_pull_q(flat, flat, **kw))
-                elif self.algo == "ring":
-                    st = self.group.allreduce(flat, **kw)
+                elif self.algo != "ps":
+                    st = self.group.allreduce(flat, algo=dlcp.ALGO_DIRECT
+                                              if self.algo == "direct" else dlcp.ALGO_RING,
+                                              **kw)
                 else:
                     st = self.group.ps_push_pull(flat, flat, **kw)
                 dt = time.perf_counter() - t0

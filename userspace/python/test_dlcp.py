@@ -58,16 +58,17 @@ def vals(r, n):
     return ((np.arange(n) * 7 + r * 13) % 101 - 50).astype(np.float32)
 
 
-def t_allreduce(world, n, reduce):
+def t_allreduce(world, n, reduce, algo=dlcp.ALGO_RING):
     def fn(g, r):
         a = vals(r, n)
-        g.allreduce(a, tag=1, iteration=7, reduce=reduce)
+        g.allreduce(a, tag=1, iteration=7, reduce=reduce, algo=algo)
         return a
     out, errs = ranks(world, fn)
     s = sum(vals(r, n) for r in range(world))
     want = s if reduce == dlcp.REDUCE_SUM else (s / np.float32(world)).astype(np.float32)
-    check("allreduce world=%d n=%d reduce=%d exact" % (world, n, reduce),
-          not any(errs) and all(np.array_equal(o, want) for o in out))
+    check("allreduce%s world=%d n=%d reduce=%d exact" % (
+        " direct" if algo == dlcp.ALGO_DIRECT else "", world, n, reduce),
+        not any(errs) and all(np.array_equal(o, want) for o in out))
 
 
 def t_ps(world, n):
@@ -194,6 +195,7 @@ def main():
     for w in (1, 2, 4):
         t_allreduce(w, 1001, dlcp.REDUCE_SUM)
     t_allreduce(3, 5000, dlcp.REDUCE_MEAN)
+    t_allreduce(4, 5000, dlcp.REDUCE_MEAN, dlcp.ALGO_DIRECT)
     t_ps(3, 5000)
     t_rs_ag(3, 999)
     t_torch()

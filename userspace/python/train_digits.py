@@ -15,7 +15,8 @@ without any gradient exchange (each rank on its own shard: the compute time
 alone, for reference). "dlcp" takes '+' modifiers: q8 / q4 (homomorphic
 compression, 8 or 4 bits), h (Hadamard rotation), fit (THC: levels / world,
 the sums fit the bits), dear (dlcp_dear: reduce-scatter in backward,
-all-gather overlapped with the next forward), e.g. dlcp+q8+dear:lossy. The part after ':' is passed to $DLCP_LINK_CMD by
+all-gather overlapped with the next forward), ring / direct / ps (the
+all-reduce algorithm; default --algo), e.g. dlcp+q8+dear:lossy. The part after ':' is passed to $DLCP_LINK_CMD by
 rank 0 before the phase (between two barriers) to reshape the links; without
 it, it is only a label.
 Rank 0 prints one JSON line per phase: iteration times (ms; forward and
@@ -116,9 +117,11 @@ def run_phase(args, phase, index, rank, world, Xtr, ytr, Xte, yte):
     kind = phase.partition(":")[0]
     kind, *mods = kind.split("+")
     compress, hadamard, dear = args.compress, args.hadamard, args.dear
-    fit = False
+    fit, algo = False, args.algo
     for m in mods:
-        if m in ("q8", "q4", "q0"):
+        if m in ("ring", "direct", "ps"):
+            algo = m
+        elif m in ("q8", "q4", "q0"):
             compress = int(m[1:])
         elif m == "h":
             hadamard = True
@@ -149,7 +152,7 @@ def run_phase(args, phase, index, rank, world, Xtr, ytr, Xte, yte):
                 run_phase.group, net,
                 lambda ps: torch.optim.SGD(ps, lr=args.lr, momentum=0.9), **qkw)
         else:
-            state = dlcp_ddp.DlcpHookState(run_phase.group, algo=args.algo, **qkw)
+            state = dlcp_ddp.DlcpHookState(run_phase.group, algo=algo, **qkw)
         # iterations of different phases must not share message keys
         state.iteration = 1000000 * index
         ddp.register_comm_hook(state, dlcp_dear.dear_hook if dear else dlcp_ddp.dlcp_hook)
@@ -207,6 +210,7 @@ def run_phase(args, phase, index, rank, world, Xtr, ytr, Xte, yte):
            "bwd_ms": sum(bwd) / len(bwd), "test_acc": acc, "train_loss": tr_loss,
            "param_spread": (spread - mn).abs().max().item(),
            "budget_ppm": args.budget if kind == "dlcp" else 0,
+           "algo": algo if kind == "dlcp" else kind,
            "compress": compress if kind == "dlcp" else 0,
            "hadamard": hadamard and kind == "dlcp", "dear": dear,
            "fit": fit and kind == "dlcp"}
@@ -250,7 +254,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--budget", type=int, default=50000, help="ppm, reduce-scatter")
     ap.add_argument("--budget2", type=int, default=None, help="ppm, all-gather")
-    ap.add_argument("--algo", default="ring", choices=["ring", "ps"])
+    ap.add_argument("--algo", default="ring", choices=["ring", "direct", "ps"])
     ap.add_argument("--compress", type=int, default=0, choices=[0, 4, 8],
                     help="dlcp phases: homomorphic compression bits (0: fp32)")
     ap.add_argument("--hadamard", action="store_true", help="dlcp phases: rotate first")

@@ -38,6 +38,7 @@ struct job {
 	size_t n;
 	int dtype;
 	int reduce;
+	int algo;		/* enum dlcp_algo */
 	uint32_t budget;
 	int timeout_ms;
 	int same_values;	/* loss test: all ranks contribute the same */
@@ -107,6 +108,7 @@ static void *rank_main(void *arg)
 		return NULL;
 	buf = malloc((n ? n : 1) * 4);
 	o.reduce = j->reduce;
+	o.algo = j->algo;
 	o.budget_ppm = j->budget;
 	o.budget2_ppm = j->budget / 2;
 	o.stats = &j->st;
@@ -261,13 +263,20 @@ static const char *rname(int r)
 	return n[r];
 }
 
-static void exact_case(enum op op, int world, size_t n, int dtype, int reduce)
+static const char *aname(int algo)
+{
+	return algo == DLCP_ALGO_DIRECT ? " direct" : "";
+}
+
+static void exact_case_algo(enum op op, int world, size_t n, int dtype,
+			    int reduce, int algo)
 {
 	struct job p = { 0 }, *jobs;
 	int r, ok = 1, err = 0;
 	long bad = 0;
 
 	p.op = op;
+	p.algo = algo;
 	p.n = n;
 	p.dtype = dtype;
 	p.reduce = reduce;
@@ -279,10 +288,15 @@ static void exact_case(enum op op, int world, size_t n, int dtype, int reduce)
 		bad += jobs[r].bad_elems;
 	}
 	ok = !err && !bad;
-	report(ok, "%s %s world=%d n=%zu %s exact (err=%d bad=%ld)",
-	       opname(op), dtype == DLCP_DTYPE_FP32 ? "fp32" : "int32", world, n,
-	       rname(reduce), err, bad);
+	report(ok, "%s%s %s world=%d n=%zu %s exact (err=%d bad=%ld)",
+	       opname(op), aname(algo), dtype == DLCP_DTYPE_FP32 ? "fp32" : "int32",
+	       world, n, rname(reduce), err, bad);
 	free(jobs);
+}
+
+static void exact_case(enum op op, int world, size_t n, int dtype, int reduce)
+{
+	exact_case_algo(op, world, n, dtype, reduce, DLCP_ALGO_RING);
 }
 
 static void tweak_size(struct job *j, int r)
@@ -376,6 +390,13 @@ static void bad_cases(void)
 		report(dlcp_allreduce(g, f, 4, DLCP_DTYPE_FP32, &o) == -EINVAL,
 		       "allreduce bad reduce mode -> -EINVAL");
 		o.reduce = 0;
+		o.algo = __DLCP_ALGO_MAX;
+		report(dlcp_allreduce(g, f, 4, DLCP_DTYPE_FP32, &o) == -EINVAL,
+		       "allreduce bad algorithm -> -EINVAL");
+		o.algo = -1;
+		report(dlcp_reduce_scatter(g, f, 4, DLCP_DTYPE_FP32, &o) == -EINVAL,
+		       "reduce_scatter bad algorithm -> -EINVAL");
+		o.algo = DLCP_ALGO_RING;
 		report(dlcp_allreduce(g, f, 4, DLCP_DTYPE_BF16, &o) == -EINVAL,
 		       "allreduce unsupported dtype -> -EINVAL");
 		report(dlcp_allreduce(g, NULL, 4, DLCP_DTYPE_FP32, &o) == -EINVAL,
@@ -408,7 +429,8 @@ static void tweak_same(struct job *j, int r)
 	j->same_values = 1;
 }
 
-static void loss_case(enum op op, int world, size_t n, int reduce, uint32_t budget)
+static void loss_case(enum op op, int world, size_t n, int reduce, uint32_t budget,
+		      int algo)
 {
 	struct job p = { 0 }, *jobs;
 	uint64_t lost = 0, elost = 0, fb = 0;
@@ -416,6 +438,7 @@ static void loss_case(enum op op, int world, size_t n, int reduce, uint32_t budg
 	long bad = 0;
 
 	p.op = op;
+	p.algo = algo;
 	p.n = n;
 	p.dtype = DLCP_DTYPE_FP32;
 	p.reduce = reduce;
@@ -431,9 +454,9 @@ static void loss_case(enum op op, int world, size_t n, int reduce, uint32_t budg
 		fb += jobs[r].st.elems_fallback;
 	}
 	report(!err && !bad && lost > 0,
-	       "loss: %s world=%d n=%zu %s budget=%u ppm: every element exact "
+	       "loss: %s%s world=%d n=%zu %s budget=%u ppm: every element exact "
 	       "(err=%d bad=%ld bytes_lost=%llu contributions_lost=%llu fallback=%llu)",
-	       opname(op), world, n, rname(reduce), budget, err, bad,
+	       opname(op), aname(algo), world, n, rname(reduce), budget, err, bad,
 	       (unsigned long long)lost, (unsigned long long)elost,
 	       (unsigned long long)fb);
 	free(jobs);
@@ -459,10 +482,17 @@ int main(int argc, char **argv)
 	       transport == DLCP_TRANSPORT_TCP ? "tcp" : "dlcp",
 	       loss ? " (lossy)" : "");
 	if (loss) {
-		loss_case(OP_ALLREDUCE, 4, 300000, DLCP_REDUCE_MEAN, 100000);
-		loss_case(OP_ALLREDUCE, 3, 300000, DLCP_REDUCE_SUM, 100000);
-		loss_case(OP_PS, 4, 300000, DLCP_REDUCE_MEAN, 100000);
-		loss_case(OP_RS, 4, 300000, DLCP_REDUCE_MEAN, 100000);
+		loss_case(OP_ALLREDUCE, 4, 300000, DLCP_REDUCE_MEAN, 100000,
+			  DLCP_ALGO_RING);
+		loss_case(OP_ALLREDUCE, 3, 300000, DLCP_REDUCE_SUM, 100000,
+			  DLCP_ALGO_RING);
+		loss_case(OP_PS, 4, 300000, DLCP_REDUCE_MEAN, 100000, DLCP_ALGO_RING);
+		loss_case(OP_RS, 4, 300000, DLCP_REDUCE_MEAN, 100000, DLCP_ALGO_RING);
+		loss_case(OP_ALLREDUCE, 4, 300000, DLCP_REDUCE_MEAN, 100000,
+			  DLCP_ALGO_DIRECT);
+		loss_case(OP_ALLREDUCE, 3, 300000, DLCP_REDUCE_SUM, 100000,
+			  DLCP_ALGO_DIRECT);
+		loss_case(OP_RS, 4, 300000, DLCP_REDUCE_MEAN, 100000, DLCP_ALGO_DIRECT);
 	} else {
 		for (k = 0; k < 4; k++)
 			for (i = 0; i < 5; i++)
@@ -480,6 +510,21 @@ int main(int argc, char **argv)
 			exact_case(OP_PS_DEDICATED, w, 1000, DLCP_DTYPE_FP32,
 				   DLCP_REDUCE_MEAN);
 			exact_case(OP_BARRIER, w, 0, DLCP_DTYPE_FP32, DLCP_REDUCE_SUM);
+		}
+		for (k = 0; k < 4; k++)
+			for (i = 1; i < 5; i += 2)
+				exact_case_algo(OP_ALLREDUCE, worlds[k], sizes[i],
+						DLCP_DTYPE_FP32, DLCP_REDUCE_SUM,
+						DLCP_ALGO_DIRECT);
+		for (w = 2; w <= 4; w++) {
+			exact_case_algo(OP_ALLREDUCE, w, 1001, DLCP_DTYPE_FP32,
+					DLCP_REDUCE_MEAN, DLCP_ALGO_DIRECT);
+			exact_case_algo(OP_ALLREDUCE, w, 1000, DLCP_DTYPE_INT32,
+					DLCP_REDUCE_MEAN_ZEROFILL, DLCP_ALGO_DIRECT);
+			exact_case_algo(OP_RS, w, 1001, DLCP_DTYPE_FP32,
+					DLCP_REDUCE_SUM, DLCP_ALGO_DIRECT);
+			exact_case_algo(OP_AG, w, 1001, DLCP_DTYPE_INT32,
+					DLCP_REDUCE_SUM, DLCP_ALGO_DIRECT);
 		}
 		bad_cases();
 	}
