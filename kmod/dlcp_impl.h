@@ -254,6 +254,7 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_MIN_GAPS		32
 #define DLCP_RTO_MAX_US		(2 * USEC_PER_SEC)	/* backed-off RTO cap */
 #define DLCP_RTT_MAX_US		(60 * USEC_PER_SEC)	/* larger: not an RTT */
+#define DLCP_REO_MAX_US		(200 * USEC_PER_MSEC)	/* receiver's wait cap */
 #define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
 #define DLCP_IN_HASH_BITS	6
 #define DLCP_PEER_HASH_BITS	4
@@ -482,6 +483,8 @@ static inline u32 dlcp_seg_len(const struct dlcp_out_msg *m, u32 seg)
  * @have:	byte ranges received
  * @pkts_unreported: data packets since the last report
  * @tsval:	latest sender timestamp seen, echoed in reports
+ * @max_tsval:	newest sender timestamp seen: a packet sent before it that
+ *		arrives later measures the path's reordering
  * @ce_bytes:	payload bytes that arrived CE-marked
  * @max_pkt:	longest DATA packet received (DLCP bytes): the path back
  *		is presumed to carry a REPORT that long
@@ -490,6 +493,9 @@ static inline u32 dlcp_seg_len(const struct dlcp_out_msg *m, u32 seg)
  * @budget_bytes: bytes the message may be delivered without
  * @crit_len:	bytes in critical segments, from the DATA header
  * @crit_rcvd:	bytes received from DLCP_HF_CRITICAL packets
+ * @settle_at:	jiffies when @m may complete within budget, bytes still
+ *		missing: the socket's reordering (dlcp_sock.in_reo_us) after
+ *		the sender said all was sent; 0 until then
  * @sent_all:	the sender has sent every byte once (LAST or PROBE seen)
  * @delivered:	this is a zombie
  * @failed:	zombie of a message dropped at its deadline
@@ -507,9 +513,11 @@ struct dlcp_in_msg {
 	struct dlcp_rangeset	have;
 	u32			pkts_unreported;
 	u32			tsval;
+	u32			max_tsval;
 	u32			ce_bytes;
 	u32			max_pkt;
 	unsigned long		last_active;
+	unsigned long		settle_at;
 	u32			lost;
 	u32			budget_bytes;
 	u32			crit_len;
@@ -650,6 +658,9 @@ struct dlcp_peer {
  * @guard:		retransmission, probe and garbage-collection timer
  * @in_hash:		incoming messages (and zombies) by (addr, port, id)
  * @nr_in_msgs:		entries in @in_hash
+ * @in_reo_us:		the longest reordering seen by this receiver (sender
+ *			clock, microseconds): how long a message that could
+ *			complete within budget waits for late segments
  * @loss_budget_ppm:	DLCP_LOSS_BUDGET
  * @layer:		DLCP_LAYER
  * @prio:		DLCP_PRIORITY
@@ -681,6 +692,7 @@ struct dlcp_sock {
 
 	struct hlist_head	in_hash[1 << DLCP_IN_HASH_BITS];
 	u32			nr_in_msgs;
+	u32			in_reo_us;
 
 	u32			loss_budget_ppm;
 	u16			layer;

@@ -13,7 +13,9 @@
  * every PROBE with a REPORT listing the gaps. It completes a message when
  * every byte is there, or when the sender has sent everything once (the
  * LAST flag, or a PROBE) and the bytes missing are within the message's
- * loss budget and every critical byte arrived: it then queues the message
+ * loss budget and every critical byte arrived, after waiting, if this
+ * receiver has seen packets arrive out of order, that long for segments
+ * still on their way (dlcp_in_ready()): it then queues the message
  * for recvmsg() with the lost ranges zero-filled and reported, and sends
  * STOP. A FINAL probe (the sender's deadline passed) completes the message
  * if it can, or drops it and answers STOP with the FAILED flag. A delivered message is
@@ -234,6 +236,36 @@ static bool dlcp_in_can_complete(const struct dlcp_in_msg *m)
 			    m->crit_rcvd >= m->crit_len);
 }
 
+/* A packet sent @us before the newest one of its message arrived after it. */
+static void dlcp_in_reordered(struct dlcp_sock *dsk, u32 us)
+{
+	dsk->in_reo_us = max(dsk->in_reo_us, min_t(u32, us, DLCP_REO_MAX_US));
+}
+
+/*
+ * Deliver @m now? Whole, yes. Within budget with bytes missing, only once
+ * the reordering this receiver has seen has passed since the sender said
+ * that all was sent (LAST, PROBE): a segment sent before that may still be
+ * on a slower path, or in another CPU's backlog, and is not lost yet. With
+ * no reordering seen, at once. Arms the guard timer for the wait.
+ */
+static bool dlcp_in_ready(struct sock *sk, struct dlcp_in_msg *m)
+{
+	u32 reo = dlcp_sk(sk)->in_reo_us;
+	unsigned long wait;
+
+	if (!dlcp_in_can_complete(m))
+		return false;
+	if (m->have.bytes == m->len || !reo)
+		return true;
+	if (m->settle_at)
+		return time_after_eq(jiffies, m->settle_at);
+	wait = usecs_to_jiffies(reo) + 1;
+	m->settle_at = (jiffies + wait) ?: 1;
+	dlcp_guard_arm_in(sk, wait);
+	return false;
+}
+
 /*
  * @m can complete: hand it to the socket's receive queue, zero-filled
  * where bytes are missing, and leave a zombie in its place.
@@ -274,6 +306,8 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	d->info.nr_lost_ranges = nr_lost;
 
 	/* once queued, recvmsg() may free @m and @d at any moment */
+	/* reordering seen long ago fades: 1/16 per delivered message */
+	dlcp_sk(sk)->in_reo_us -= dlcp_sk(sk)->in_reo_us >> 4;
 	trace_dlcp_msg_complete(inet_sk(sk)->inet_num, &m->saddr,
 				ntohs(m->sport), m->id, m->len, lost_bytes);
 	*(struct dlcp_delivery **)skb->cb = d;
@@ -417,9 +451,13 @@ report:
 	if (d->common.flags & DLCP_HF_LAST)
 		m->sent_all = true;
 	m->tsval = ntohl(d->tsval);
+	if (!m->max_tsval || (s32)(m->tsval - m->max_tsval) > 0)
+		m->max_tsval = m->tsval;
+	else
+		dlcp_in_reordered(dsk, m->max_tsval - m->tsval);
 	m->max_pkt = max(m->max_pkt, skb->len);
 	m->last_active = jiffies;
-	if (dlcp_in_can_complete(m)) {
+	if (dlcp_in_ready(sk, m)) {
 		dlcp_in_complete(sk, m);
 		return;
 	}
@@ -459,7 +497,9 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 		m->last_active = jiffies;
 		if (ntohl(p->sent) == m->len || (p->common.flags & DLCP_HF_FINAL))
 			m->sent_all = true;
-		if (dlcp_in_can_complete(m)) {
+		/* past the deadline there is no waiting for late segments */
+		if ((p->common.flags & DLCP_HF_FINAL) ? dlcp_in_can_complete(m) :
+		    dlcp_in_ready(sk, m)) {
 			dlcp_in_complete(sk, m);
 			return;
 		}
@@ -687,6 +727,13 @@ bool dlcp_in_timeout(struct sock *sk, unsigned long now)
 
 	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++) {
 		hlist_for_each_entry_safe(m, tmp, &dsk->in_hash[i], hnode) {
+			/* waited for late segments long enough (dlcp_in_ready) */
+			if (m->settle_at && !m->delivered &&
+			    time_after_eq(now, m->settle_at) &&
+			    dlcp_in_can_complete(m)) {
+				dlcp_in_complete(sk, m);
+				continue;
+			}
 			if (time_before(now, m->last_active + timeout))
 				continue;
 			if (!m->delivered)

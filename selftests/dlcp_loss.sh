@@ -140,6 +140,19 @@ case_budget_1pct_loss_1pct()
 	transfer 8 1048576 10000 any any
 }
 
+# packets reordered, none lost: a message within budget waits for the late
+# ones (the receiver's reordering wait) instead of zero-filling them
+case_budget_reordered_not_lost()
+{
+	local lost
+
+	lost=$(snmp ns_r DlcpInBytesLost)
+	impair netem delay 10ms reorder 50% || return 1
+	transfer 4 1048576 100000 exact exact || return 1
+	[ "$(counter_delta ns_r DlcpInBytesLost "$lost")" -eq 0 ] ||
+		fail "bytes zero-filled on a link that lost none"
+}
+
 case_budget_5pct_loss_1pct()
 {
 	local lossy
@@ -357,6 +370,7 @@ CASES=(
 	budget_1pct_loss_5pct
 	budget_5pct_loss_5pct
 	budget_10pct_loss_5pct
+	budget_reordered_not_lost
 	burst_loss_gemodel
 	critical_ranges_intact
 	deadline_over_budget
