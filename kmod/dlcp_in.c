@@ -387,6 +387,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	u32 hlen = d->common.doff * 4, plen = skb->len - hlen;
 	u32 off = ntohl(d->offset), added, pages;
 	struct dlcp_in_msg *m;
+	bool dup = false;
 	u8 rflags = 0;
 	int n;
 
@@ -405,6 +406,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	}
 	if (m && dlcp_rs_covers(&m->have, off, off + plen)) {
 		/* a resent duplicate: the sender missed our reports */
+		dup = true;
 		DLCP_INC_STATS(net, DLCP_MIB_IN_DUP_PKTS);
 		if (d->common.flags & DLCP_HF_RETRANS) {
 			m->pkts_unreported = U32_MAX;
@@ -451,9 +453,14 @@ report:
 	if (d->common.flags & DLCP_HF_LAST)
 		m->sent_all = true;
 	m->tsval = ntohl(d->tsval);
+	/*
+	 * Only a packet that brings new bytes measures reordering: an
+	 * original arriving after its retransmission (a duplicate) was late
+	 * by a whole timeout, which is no reason to hold every message.
+	 */
 	if (!m->max_tsval || (s32)(m->tsval - m->max_tsval) > 0)
 		m->max_tsval = m->tsval;
-	else
+	else if (!dup)
 		dlcp_in_reordered(dsk, m->max_tsval - m->tsval);
 	m->max_pkt = max(m->max_pkt, skb->len);
 	m->last_active = jiffies;
