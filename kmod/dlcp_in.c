@@ -305,9 +305,10 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	d->info.bytes_lost = lost_bytes;
 	d->info.nr_lost_ranges = nr_lost;
 
-	/* once queued, recvmsg() may free @m and @d at any moment */
 	/* reordering seen long ago fades: 1/16 per delivered message */
 	dlcp_sk(sk)->in_reo_us -= dlcp_sk(sk)->in_reo_us >> 4;
+
+	/* once queued, recvmsg() may free @m and @d at any moment */
 	trace_dlcp_msg_complete(inet_sk(sk)->inet_num, &m->saddr,
 				ntohs(m->sport), m->id, m->len, lost_bytes);
 	*(struct dlcp_delivery **)skb->cb = d;
