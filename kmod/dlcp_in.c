@@ -735,10 +735,8 @@ bool dlcp_in_timeout(struct sock *sk, unsigned long now)
 
 	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++) {
 		hlist_for_each_entry_safe(m, tmp, &dsk->in_hash[i], hnode) {
-			/* waited for late segments long enough (dlcp_in_ready) */
-			if (m->settle_at && !m->delivered &&
-			    time_after_eq(now, m->settle_at) &&
-			    dlcp_in_can_complete(m)) {
+			/* waited for late segments long enough */
+			if (m->settle_at && !m->delivered && dlcp_in_ready(sk, m)) {
 				dlcp_in_complete(sk, m);
 				continue;
 			}
