@@ -379,6 +379,7 @@ struct dlcp_msg_path {
  * @inflight:	entries of this message in the socket's flight ring
  * @last_heard:	jiffies of the last REPORT for this message, or of its
  *		first transmission
+ * @heard:	a REPORT for this message arrived
  * @probes:	PROBEs sent since the last REPORT
  * @last_probe:	jiffies of the last of them
  * @rack_rtt_us: round-trip time of the packet whose arrival triggered the
@@ -423,6 +424,7 @@ struct dlcp_out_msg {
 	u32			nr_acked;
 	u32			inflight;
 	unsigned long		last_heard;
+	bool			heard;
 	u32			probes;
 	unsigned long		last_probe;
 	u32			rack_rtt_us;

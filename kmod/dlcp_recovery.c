@@ -164,6 +164,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	if (tsecr && rtt > 0 && rtt <= DLCP_RTT_MAX_US)
 		m->rack_rtt_us = rtt;
 	m->last_heard = jiffies;
+	m->heard = true;
 	m->probes = 0;
 	if (r->rflags & DLCP_RF_DUP) {
 		DLCP_INC_STATS(net, DLCP_MIB_DUP_REPORTS);
@@ -253,6 +254,61 @@ void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
 }
 
 /*
+ * Has @m's destination said nothing since @silent (a message to it that
+ * timed out) last heard from it? Then @m fails with it: a message still
+ * queued, or sent after the destination went quiet, would otherwise start
+ * its own msg_timeout only when the one before it gave up, and a close()
+ * waiting for k messages to a dead receiver would take k timeouts.
+ */
+static bool dlcp_out_same_silence(const struct dlcp_out_msg *m,
+				  const struct dlcp_out_msg *silent)
+{
+	if (m->peer != silent->peer || m->dport != silent->dport)
+		return false;
+	return !m->next_new || !m->heard ||
+	       !time_after(m->last_heard, silent->last_heard);
+}
+
+/*
+ * Give up on every message whose receiver has been silent for @give_up
+ * since it was first sent, and on the messages to the same destination
+ * that heard nothing later: each fails with ETIMEDOUT, counted in
+ * DlcpOutMsgsFailed; one that was sent is ABORTed, so that the receiver
+ * frees what it holds of it at once if it is alive after all.
+ */
+static void dlcp_out_give_up(struct sock *sk, unsigned long now,
+			     unsigned long give_up)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_out_msg *m, *tmp, *d;
+	LIST_HEAD(silent);
+	LIST_HEAD(with);
+
+	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node)
+		if (m->next_new && time_after_eq(now, m->last_heard + give_up))
+			list_move_tail(&m->node, &silent);
+	if (list_empty(&silent))
+		return;
+	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
+		list_for_each_entry(d, &silent, node) {
+			if (dlcp_out_same_silence(m, d)) {
+				list_move_tail(&m->node, &with);
+				break;
+			}
+		}
+	}
+	list_splice_tail(&with, &silent);
+	list_for_each_entry_safe(m, tmp, &silent, node) {
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS_FAILED);
+		dlcp_out_complete(sk, m, DLCP_DONE_TIMEOUT, 0, ETIMEDOUT);
+		if (m->next_new)
+			dlcp_out_send_probe(sk, m, DLCP_T_ABORT);
+		dlcp_out_free_msg(sk, m);
+	}
+	sk->sk_write_space(sk);
+}
+
+/*
  * Guard timer work for the sender: presume entries older than the RTO
  * lost, probe messages that went quiet, give up on silent ones. Returns
  * true while outgoing messages remain.
@@ -302,6 +358,7 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		}
 	}
 	dlcp_flight_tidy(dsk);
+	dlcp_out_give_up(sk, now, give_up);
 
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
 		unsigned long quiet = now - m->last_heard;
@@ -309,14 +366,6 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		bool any;
 		u64 wait;
 
-		if (m->next_new && time_after_eq(now, m->last_heard + give_up)) {
-			DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_FAILED);
-			dlcp_out_complete(sk, m, DLCP_DONE_TIMEOUT, 0, ETIMEDOUT);
-			dlcp_out_send_probe(sk, m, DLCP_T_ABORT);
-			dlcp_out_free_msg(sk, m);
-			sk->sk_write_space(sk);
-			continue;
-		}
 		if ((m->meta.flags & DLCP_MSG_HAS_DEADLINE) && !m->final &&
 		    time_after_eq(now, m->deadline)) {
 			/* stop resending; the receiver finishes or drops it */

@@ -1752,6 +1752,53 @@ TEST_F(dlcp, completion_timeout)
 	EXPECT_GE(10.0, dt) TH_LOG("gave up after %.2f s", dt);
 }
 
+/*
+ * Messages queued behind others to a silent receiver fail with the first
+ * one, not one msg_timeout_ms after another; close() then returns within
+ * about one timeout too.
+ */
+TEST_F(dlcp, completion_timeout_queued)
+{
+	struct sockaddr_in nobody = lo_addr(9);
+	static uint8_t buf[256 * 1024];
+	struct completion cp;
+	double t0, dt, last = 0;
+	unsigned int i;
+	int fd;
+
+	ASSERT_EQ(0, dlcp_sysctl_read("msg_timeout_ms", &self->saved_timeout))
+		TH_LOG("net.dlcp.msg_timeout_ms: %s", strerror(errno));
+	ASSERT_EQ(0, dlcp_sysctl_write("msg_timeout_ms", 1000));
+	/* 180 segments a message: only the first fits the initial window */
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
+	ASSERT_EQ(0, setopt_int(self->tx, DLCP_RECVCOMPLETION, 1));
+	t0 = dlcp_now();
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(sizeof(buf),
+			  sendto(self->tx, buf, sizeof(buf), 0,
+				 (struct sockaddr *)&nobody, sizeof(nobody)))
+			TH_LOG("message %u: %s", i, strerror(errno));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(sizeof(cp.c), recv_completion(self->tx, 15000, &cp))
+			TH_LOG("completion %u: %s", i, strerror(errno));
+		EXPECT_EQ(DLCP_DONE_TIMEOUT, cp.c.status);
+		EXPECT_EQ(ETIMEDOUT, cp.ee.ee_errno);
+		last = dlcp_now() - t0;
+	}
+	EXPECT_LE(0.8, last) TH_LOG("the last gave up after %.2f s", last);
+	EXPECT_GE(2.5, last) TH_LOG("the last gave up after %.2f s", last);
+
+	fd = dlcp_socket(_metadata);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(sizeof(buf),
+			  sendto(fd, buf, sizeof(buf), 0,
+				 (struct sockaddr *)&nobody, sizeof(nobody)));
+	t0 = dlcp_now();
+	close(fd);
+	dt = dlcp_now() - t0;
+	EXPECT_GE(2.5, dt) TH_LOG("close() took %.2f s", dt);
+}
+
 /* ------------------------------------------------------------------ */
 /* Counters                                                             */
 /* ------------------------------------------------------------------ */

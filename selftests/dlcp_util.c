@@ -89,6 +89,22 @@ int dlcp_link_up(const char *ifname)
 	return ret;
 }
 
+int dlcp_link_mtu(const char *ifname, int mtu)
+{
+	struct ifreq ifr;
+	int fd, ret;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_mtu = mtu;
+	ret = ioctl(fd, SIOCSIFMTU, &ifr);
+	close(fd);
+	return ret;
+}
+
 int dlcp_new_netns(void)
 {
 	if (unshare(CLONE_NEWNET))

@@ -42,6 +42,7 @@ int dlcp_snmp_has(const struct dlcp_snmp *s, const char *name);
 int dlcp_new_netns(void);
 /* Bring interface @ifname up. 0, or -1 with errno set. */
 int dlcp_link_up(const char *ifname);
+int dlcp_link_mtu(const char *ifname, int mtu);
 
 /* net.dlcp.@name as a number: 0, or -1 with errno set. */
 int dlcp_sysctl_read(const char *name, long long *val);
