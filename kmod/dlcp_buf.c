@@ -119,20 +119,34 @@ int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
 	return b->nr_alloc - before;
 }
 
-/* Copy @len bytes at @off into @to (transmit path); all pages exist. */
-void dlcp_buf_to_skb(struct dlcp_buf *b, u32 off, u32 len, void *to)
+/*
+ * Attach @len bytes at @off to @skb as page fragments (transmit path; all
+ * pages exist), each holding a reference on its page: a send buffer is not
+ * written after sendmsg() filled it, so the packet needs no copy of its
+ * own, and the pages outlive the message while a packet still holds them.
+ * Returns -EMSGSIZE if that takes more than MAX_SKB_FRAGS fragments.
+ */
+int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
+		      struct sk_buff *skb)
 {
+	int i = skb_shinfo(skb)->nr_frags;
+
 	while (len) {
 		u32 poff = offset_in_page(off);
 		u32 n = min_t(u32, len, PAGE_SIZE - poff);
-		void *va = kmap_local_page(dlcp_buf_page(b, off, 0));
+		struct page *p = dlcp_buf_page(b, off, 0);
 
-		memcpy(to, va + poff, n);
-		kunmap_local(va);
-		to += n;
+		if (i >= MAX_SKB_FRAGS || WARN_ON_ONCE(!p))
+			return -EMSGSIZE;
+		get_page(p);
+		skb_fill_page_desc(skb, i++, p, poff, n);
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
 		off += n;
 		len -= n;
 	}
+	return 0;
 }
 
 /* Copy @len bytes at @off to user memory; absent pages read as zeros. */

@@ -281,7 +281,8 @@ void dlcp_buf_free(struct dlcp_buf *b);
 int dlcp_buf_from_iter(struct dlcp_buf *b, struct iov_iter *from);
 int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
 		      int skb_off, u32 len, gfp_t gfp);
-void dlcp_buf_to_skb(struct dlcp_buf *b, u32 off, u32 len, void *to);
+int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
+		      struct sk_buff *skb);
 int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,
 		     struct iov_iter *to);
 

@@ -146,8 +146,9 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
 }
 
 /*
- * Checksum the DLCP packet in @skb (linear, transport header at data),
- * add the IP header and send it over @dst (a reference is taken).
+ * Checksum the DLCP packet in @skb (transport header at data, the payload
+ * in the linear part or in page fragments), add the IP header and send it
+ * over @dst (a reference is taken).
  */
 static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 			 struct dst_entry *dst, const struct in6_addr *saddr,
@@ -164,7 +165,7 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 	int ttl, err;
 
 	h->check = dlcp_csum_magic(saddr, daddr, skb->len,
-				   csum_partial(skb->data, skb->len, 0));
+				   skb_checksum(skb, 0, skb->len, 0));
 	trace_dlcp_pkt_send(h, saddr, daddr, tos);
 	if (udp) {
 		dlcp_udp_push(skb, dn, msg_id, seg);
@@ -257,9 +258,12 @@ void dlcp_out_send_probe(struct sock *sk, struct dlcp_out_msg *m,
 		       DLCP_MIB_PROBES_SENT : DLCP_MIB_ABORTS_SENT);
 }
 
-/* Build and send segment @seg of @m. */
+/*
+ * Build and send segment @seg of @m, stamped @now_us: the header in the
+ * linear part, the payload as fragments of the message's pages.
+ */
 static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
-			     u8 flags)
+			     u8 flags, u32 now_us)
 {
 	u32 off = seg * m->seg_size, plen = dlcp_seg_len(m, seg);
 	u32 len = DLCP_DATA_HDR_LEN + plen;
@@ -276,12 +280,13 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 		dst = dlcp_out_dst_ok(sk, m) ? m->dst : NULL;
 	if (!dst)
 		return -EHOSTUNREACH;
-	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + len, GFP_ATOMIC);
+	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + DLCP_DATA_HDR_LEN,
+			GFP_ATOMIC);
 	if (!skb)
 		return -ENOBUFS;
 	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
 	skb_reset_transport_header(skb);
-	d = skb_put(skb, len);
+	d = skb_put(skb, DLCP_DATA_HDR_LEN);
 	dlcp_fill_hdr(&d->common, DLCP_T_DATA, inet_sk(sk)->inet_sport,
 		      m->dport, m->id, m->len, len, flags, m->meta.prio);
 	d->offset = htonl(off);
@@ -293,9 +298,12 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	d->reserved = 0;
 	d->msg_flags = htons(m->meta.flags);
 	d->reserved2 = 0;
-	d->tsval = htonl(dlcp_now_us());
+	d->tsval = htonl(now_us);
 	d->crit_len = htonl(m->crit_len);
-	dlcp_buf_to_skb(&m->buf, off, plen, d + 1);
+	if (dlcp_buf_frag_skb(&m->buf, off, plen, skb)) {
+		kfree_skb(skb);
+		return -EMSGSIZE;
+	}
 	/* retransmissions of critical data go in the highest class */
 	cls = crit && (flags & DLCP_HF_RETRANS) ? 0 : m->meta.prio;
 	return dlcp_xmit_skb(sk, skb, dst, &m->saddr, &m->daddr, cls,
@@ -435,6 +443,7 @@ void dlcp_out_push(struct sock *sk)
 		       p->inflight < p->cwnd &&
 		       dlcp_out_next_seg(m, &seg, &rtx)) {
 			u64 now = ktime_get_ns();
+			u32 now_us = div_u64(now, NSEC_PER_USEC);
 			struct dlcp_flight *f;
 			u8 flags = 0;
 
@@ -451,7 +460,7 @@ void dlcp_out_push(struct sock *sk)
 				flags |= DLCP_HF_DROPPABLE;
 			if (seg == m->nsegs - 1)
 				flags |= DLCP_HF_ACKREQ | (rtx ? 0 : DLCP_HF_LAST);
-			if (dlcp_out_send_seg(sk, m, seg, flags))
+			if (dlcp_out_send_seg(sk, m, seg, flags, now_us))
 				break;	/* no route or memory: the guard retries */
 			DLCP_INC_STATS(net, DLCP_MIB_OUT_DATA_PKTS);
 			if (rtx) {
@@ -469,7 +478,7 @@ void dlcp_out_push(struct sock *sk)
 			f = dlcp_flight_at(dsk, dsk->flight_len++);
 			f->msg = m;
 			f->seg = seg;
-			f->sent_us = dlcp_now_us();
+			f->sent_us = now_us;
 			f->rack_wait = false;
 			m->inflight++;
 			p->inflight++;

@@ -217,7 +217,7 @@ void dlcp_udp6_csum(struct sk_buff *skb, const struct in6_addr *saddr,
 	struct udphdr *uh = (struct udphdr *)skb->data;
 
 	uh->check = csum_ipv6_magic(saddr, daddr, skb->len, IPPROTO_UDP,
-				    csum_partial(skb->data, skb->len, 0));
+				    skb_checksum(skb, 0, skb->len, 0));
 	if (!uh->check)
 		uh->check = CSUM_MANGLED_0;
 	skb->ip_summed = CHECKSUM_NONE;
