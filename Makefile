@@ -61,6 +61,7 @@ userspace: $(DEPS_STAMP)
 	$(MAKE) -C userspace/tools
 	$(MAKE) -C userspace/lib
 	$(MAKE) -C userspace/lib/tests
+	$(MAKE) -C userspace/perf
 
 dlcpstat:
 	$(MAKE) -C userspace/tools dlcpstat

@@ -53,6 +53,7 @@ COMPONENTS=(
 	"dlcp_fuzz.sh 480"
 	"dlcp_stress.sh 480"
 	"dlcp_libdlcp.sh 480"
+	"dlcp_perf.sh 240"
 	"dlcp_security.sh 300"
 	"dlcp_module.sh 180"
 )

@@ -2,13 +2,18 @@
 /*
  * dlcp-perf - message-oriented benchmark for DLCP, with TCP for comparison.
  *
- *   dlcp-perf server [--port P] [--proto dlcp|tcp] [--json]
+ *   dlcp-perf server [--port P] [--proto dlcp|tcp] [--encap native|udp] [--json]
  *   dlcp-perf client HOST [--port P] --proto dlcp|tcp
  *                    (--size BYTES | --sizes A,B,C) (--count N | --duration S)
  *                    (--count N --duration S: stop at whichever comes first)
  *                    [--concurrency K] [--layer L] [--budget PPM] [--prio C]
- *                    [--id N]
+ *                    [--encap native|udp] [--senders N] [--id N]
  *                    [--timeout S] [--json] [--samples]
+ *
+ * --encap sets DLCP_ENCAP on the socket (the server's creates the
+ * namespace's UDP port); --senders N runs N clients at once (incast),
+ * each its own process and socket with ids id .. id + N - 1, and prints
+ * their reports one after the other.
  *
  * The unit of work is a message. For DLCP one sendmsg() is one message; for
  * TCP a message is a 24-byte frame header (magic, type, client id, sequence
@@ -69,6 +74,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 
 #include <linux/dlcp.h>
 
@@ -119,6 +125,8 @@ static struct {
 	int layer;
 	long budget;
 	int prio;
+	int encap;		/* -1: the namespace's net.dlcp.encap */
+	unsigned int senders;
 	uint32_t id;
 	double timeout;
 	bool json;
@@ -131,6 +139,8 @@ static struct {
 	.layer = -1,
 	.budget = -1,
 	.prio = -1,
+	.encap = -1,
+	.senders = 1,
 	.timeout = 60,
 };
 
@@ -140,11 +150,13 @@ static volatile sig_atomic_t stop_flag;
 static void usage(void)
 {
 	fprintf(stderr,
-"usage: %s server [--port P] [--proto dlcp|tcp] [--json] [--verbose]\n"
+"usage: %s server [--port P] [--proto dlcp|tcp] [--encap native|udp] [--json]\n"
+"                 [--verbose]\n"
 "       %s client HOST [--port P] --proto dlcp|tcp\n"
 "                 (--size BYTES | --sizes A,B,...) (--count N | --duration S | both)\n"
 "                 [--concurrency K] [--layer L] [--budget PPM] [--prio C]\n"
-"                 [--id N] [--timeout S] [--json] [--samples]\n"
+"                 [--encap native|udp] [--senders N] [--id N] [--timeout S]\n"
+"                 [--json] [--samples]\n"
 "sizes take k/m suffixes (KiB/MiB); default port %d; --timeout (default 60 s)\n"
 "bounds the wait for any ACK. Message completion time = receiver recvmsg()\n"
 "return - sender sendmsg() start, CLOCK_MONOTONIC (same machine).\n",
@@ -285,6 +297,8 @@ static void parse_opts(int argc, char **argv, bool client)
 		{ "budget", required_argument, NULL, 'b' },
 		{ "prio", required_argument, NULL, 'c' },
 		{ "id", required_argument, NULL, 'i' },
+		{ "encap", required_argument, NULL, 'e' },
+		{ "senders", required_argument, NULL, 'N' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "samples", no_argument, NULL, 'A' },
@@ -294,9 +308,9 @@ static void parse_opts(int argc, char **argv, bool client)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:P:s:S:n:t:k:l:b:c:i:T:jAvh",
+	while ((c = getopt_long(argc, argv, "p:P:s:S:n:t:k:l:b:c:i:e:N:T:jAvh",
 				longopts, NULL)) != -1) {
-		if (!client && c > 0 && strchr("sSntklbciTA", c)) {
+		if (!client && c > 0 && strchr("sSntklbciNTA", c)) {
 			const struct option *o = longopts;
 
 			while (o->name && o->val != c)
@@ -348,6 +362,18 @@ static void parse_opts(int argc, char **argv, bool client)
 		case 'i':
 			opt.id = parse_long(optarg, "id", 0, 0x7fffffff);
 			break;
+		case 'e':
+			if (!strcmp(optarg, "native"))
+				opt.encap = DLCP_ENCAP_NATIVE;
+			else if (!strcmp(optarg, "udp"))
+				opt.encap = DLCP_ENCAP_UDP;
+			else
+				bad_opt("bad --encap '%s' (native or udp)",
+					optarg);
+			break;
+		case 'N':
+			opt.senders = parse_long(optarg, "senders", 1, 256);
+			break;
 		case 'T':
 			opt.timeout = parse_double(optarg, "timeout");
 			break;
@@ -375,14 +401,17 @@ static void parse_opts(int argc, char **argv, bool client)
 		if (!opt.count && !(opt.duration > 0))
 			bad_opt("client needs --count or --duration (or both: whichever ends first)");
 		if (opt.proto == P_TCP &&
-		    (opt.budget >= 0 || opt.layer >= 0 || opt.prio >= 0))
-			bad_opt("--budget, --layer and --prio are DLCP options");
+		    (opt.budget >= 0 || opt.layer >= 0 || opt.prio >= 0 ||
+		     opt.encap >= 0))
+			bad_opt("--budget, --layer, --prio and --encap are DLCP options");
 #ifndef DLCP_MSG_HAS_PRIO
 		if (opt.prio >= 0)
 			bad_opt("--prio: this uapi header has no DLCP_MSG_HAS_PRIO");
 #endif
 	} else if (optind != argc) {
 		bad_opt("unexpected argument '%s'", argv[optind]);
+	} else if (opt.proto == P_TCP && opt.encap >= 0) {
+		bad_opt("--encap is a DLCP option");
 	}
 }
 
@@ -401,6 +430,13 @@ static int dlcp_socket(void)
 			    strerror(errno));
 		die("socket(AF_INET, SOCK_DLCP): %s", strerror(errno));
 	}
+	if (opt.encap >= 0 &&
+	    setsockopt(fd, SOL_DLCP, DLCP_ENCAP, &opt.encap,
+		       sizeof(opt.encap)))
+		die("setsockopt(DLCP_ENCAP, %s): %s%s",
+		    opt.encap == DLCP_ENCAP_UDP ? "udp" : "native",
+		    strerror(errno), errno == EADDRINUSE ?
+		    " (net.dlcp.udp_port is taken by another socket)" : "");
 	return fd;
 }
 
@@ -1301,6 +1337,72 @@ static int run_client(void)
 	return completions_failed ? 1 : 0;
 }
 
+/*
+ * --senders N: incast, N clients at once (ids id .. id + N - 1), each a
+ * process with its own socket. Their reports (one JSON line each with
+ * --json) are printed whole, in id order: each child writes to a pipe
+ * that the parent copies to its stdout. Exit status: the worst of theirs.
+ */
+static int run_senders(void)
+{
+	unsigned int i, started = 0;
+	int fds[256], rc = 0, status;
+	char buf[65536];
+	ssize_t n;
+	pid_t pid;
+
+	fflush(NULL);
+	for (i = 0; i < opt.senders; i++) {
+		int p[2];
+
+		if (pipe(p)) {
+			fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
+			rc = 1;
+			break;
+		}
+		pid = fork();
+		if (pid < 0) {
+			fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
+			close(p[0]);
+			close(p[1]);
+			rc = 1;
+			break;
+		}
+		if (!pid) {
+			while (i--)
+				close(fds[i]);
+			close(p[0]);
+			if (dup2(p[1], STDOUT_FILENO) < 0)
+				_exit(1);
+			close(p[1]);
+			opt.id += started;
+			exit(run_client());
+		}
+		close(p[1]);
+		fds[started++] = p[0];
+	}
+	for (i = 0; i < started; i++) {
+		while ((n = read(fds[i], buf, sizeof(buf))) != 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 || fwrite(buf, 1, n, stdout) != (size_t)n) {
+				rc = 1;
+				break;
+			}
+		}
+		close(fds[i]);
+	}
+	fflush(stdout);
+	while (started && wait(&status) > 0) {
+		int r = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+
+		started--;
+		if (r > rc)
+			rc = r;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -1313,7 +1415,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "client")) {
 		parse_opts(argc - 1, argv + 1, true);
-		return run_client();
+		return opt.senders > 1 ? run_senders() : run_client();
 	}
 	bad_opt("unknown mode '%s' (server or client)", argv[1]);
 	return 2;

@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# dlcp-perf, the benchmark tool of make bench (docs/bench.md): DLCP in
+# native and UDP mode, TCP, and incast (--senders) each move every message
+# and report it in their JSON; bad options, a refused TCP connection and a
+# DLCP server that never answers end with their documented exit status
+# and a hint.
+#
+#   ns_pa 10.77.30.1 --veth-- 10.77.30.2 ns_pb
+
+# cleanup, setup and case_* are called by name from ktap_main:
+# shellcheck disable=SC2317
+true
+
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+
+PERF=$REPO_DIR/userspace/perf/dlcp-perf
+PY=/usr/bin/python3
+B=10.77.30.2
+tmpdir=
+spid=
+
+cleanup()
+{
+	[ -n "$spid" ] && kill "$spid" 2> /dev/null
+	ns_delete ns_pa ns_pb
+	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
+	return 0
+}
+
+setup()
+{
+	need_exec "$PERF" || return 1
+	need_exec "$PY" || return 1
+	tmpdir=$(mktemp -d) || return 1
+	modprobe -q veth 2> /dev/null
+	ns_create ns_pa ns_pb || return 1
+	ip -n ns_pa link add eth0 type veth peer name eth0 netns ns_pb &&
+	ip -n ns_pa addr add 10.77.30.1/24 dev eth0 &&
+	ip -n ns_pb addr add "$B/24" dev eth0 &&
+	ip -n ns_pa link set eth0 up && ip -n ns_pb link set eth0 up
+}
+
+after_case()
+{
+	[ -n "$spid" ] && kill "$spid" 2> /dev/null && wait "$spid" 2> /dev/null
+	spid=
+	return 0
+}
+
+# server PORT ARGS...: dlcp-perf server in ns_pb, in the background ($spid)
+server()
+{
+	local port=$1
+
+	shift
+	ip netns exec ns_pb "$PERF" server --port "$port" "$@" \
+		> "$tmpdir/server.out" 2>&1 &
+	spid=$!
+	sleep 0.5
+	kill -0 "$spid" 2> /dev/null || {
+		cat "$tmpdir/server.out"
+		fail "the server did not start"
+	}
+}
+
+# check_json FILE LINES MESSAGES SIZE IDS: FILE holds LINES client reports
+# of MESSAGES messages of SIZE bytes each, nothing lost, ids as listed
+check_json()
+{
+	"$PY" - "$@" << 'EOF'
+import json, sys
+path, lines, msgs, size, ids = sys.argv[1:6]
+reps = [json.loads(l) for l in open(path) if l.strip()]
+assert len(reps) == int(lines), f"{len(reps)} reports, want {lines}"
+for r in reps:
+    assert r["role"] == "client", r
+    assert r["messages"] == int(msgs), f"id {r['id']}: {r['messages']} messages"
+    assert r["bytes"] == int(msgs) * int(size), f"id {r['id']}: {r['bytes']} bytes"
+    assert r["bytes_lost"] == 0 and r["failed_msgs"] == 0, r
+    assert r["goodput_mbps"] > 0, r
+    ct = r["ct_ms"]
+    assert 0 < ct["p50"] <= ct["p99"] <= ct["max"], ct
+got = sorted(r["id"] for r in reps)
+want = sorted(int(i) for i in ids.split(","))
+assert got == want, f"ids {got}, want {want}"
+print(f"{len(reps)} report(s): " + ", ".join(
+    f"id {r['id']} {r['messages']} msgs p50 {r['ct_ms']['p50']:.1f} ms"
+    for r in reps))
+EOF
+}
+
+# client ARGS...: dlcp-perf client in ns_pa, reports in $tmpdir/c.json
+client()
+{
+	ip netns exec ns_pa timeout 60 "$PERF" client "$B" --json "$@" \
+		> "$tmpdir/c.json" 2> "$tmpdir/c.err"
+	local rc=$?
+
+	[ "$rc" -eq 0 ] || { cat "$tmpdir/c.err"; echo "client exit $rc"; }
+	return "$rc"
+}
+
+case_dlcp_native()
+{
+	local udp
+
+	udp=$(snmp ns_pa DlcpUdpOutPkts)
+	server 5401 --proto dlcp || return 1
+	client --port 5401 --proto dlcp --size 64k --count 20 --encap native --id 5 ||
+		return 1
+	check_json "$tmpdir/c.json" 1 20 65536 5 || return 1
+	[ "$(snmp ns_pa DlcpUdpOutPkts)" -eq "$udp" ] ||
+		fail "--encap native sent UDP packets"
+}
+
+case_dlcp_udp()
+{
+	local udp
+
+	udp=$(snmp ns_pa DlcpUdpOutPkts)
+	server 5402 --proto dlcp --encap udp || return 1
+	client --port 5402 --proto dlcp --size 64k --count 20 --encap udp --id 5 ||
+		return 1
+	check_json "$tmpdir/c.json" 1 20 65536 5 || return 1
+	# 20 x 64 KiB at MTU 1500: at least 900 data packets inside UDP
+	[ $(($(snmp ns_pa DlcpUdpOutPkts) - udp)) -ge 900 ] ||
+		fail "--encap udp: $(($(snmp ns_pa DlcpUdpOutPkts) - udp)) UDP packets"
+}
+
+case_tcp()
+{
+	server 5403 --proto tcp || return 1
+	client --port 5403 --proto tcp --size 64k --count 20 --id 5 || return 1
+	check_json "$tmpdir/c.json" 1 20 65536 5
+}
+
+case_incast_senders()
+{
+	server 5404 --proto dlcp || return 1
+	client --port 5404 --proto dlcp --size 32k --count 10 --senders 3 \
+		--id 7 || return 1
+	check_json "$tmpdir/c.json" 3 10 32768 7,8,9
+}
+
+case_incast_senders_tcp()
+{
+	server 5405 --proto tcp || return 1
+	client --port 5405 --proto tcp --size 32k --count 10 --senders 3 \
+		--id 1 || return 1
+	check_json "$tmpdir/c.json" 3 10 32768 1,2,3
+}
+
+# expect_exit RC PATTERN ARGS...: the client exits RC saying PATTERN
+expect_exit()
+{
+	local want=$1 pat=$2 rc
+
+	shift 2
+	ip netns exec ns_pa timeout 60 "$PERF" client "$@" \
+		> /dev/null 2> "$tmpdir/err"
+	rc=$?
+	echo "dlcp-perf client $*: exit $rc: $(head -1 "$tmpdir/err")"
+	[ "$rc" -eq "$want" ] || fail "exit $rc, want $want"
+	grep -q -- "$pat" "$tmpdir/err" || fail "no \"$pat\" in the message"
+}
+
+case_errors()
+{
+	expect_exit 2 "bad --encap" "$B" --proto dlcp --size 1k --count 1 \
+		--encap gre || return 1
+	expect_exit 2 "DLCP options" "$B" --proto tcp --size 1k --count 1 \
+		--encap udp || return 1
+	expect_exit 2 "bad senders" "$B" --proto dlcp --size 1k --count 1 \
+		--senders 0 || return 1
+	expect_exit 1 "refused" "$B" --port 5409 --proto tcp --size 1k \
+		--count 1 || return 1
+	# nobody on the DLCP port: no ACK within --timeout
+	expect_exit 1 "dlcp-perf server" "$B" --port 5409 --proto dlcp \
+		--size 1k --count 1 --timeout 2
+}
+
+CASES=(dlcp_native dlcp_udp tcp incast_senders incast_senders_tcp errors)
+
+ktap_main "${CASES[@]}"
