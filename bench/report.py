@@ -27,7 +27,7 @@ SCEN_TITLE = {
     "s6": "6. Priority race (256 KiB vs 4 MiB bulk)",
     "s7": "7. Scaling: message size and senders",
     "s8": "8. CPU efficiency, unshaped veth",
-    "s9": "Other (not implemented yet)",
+    "s9": "9. ECN: RED marking bottleneck, 4 senders",
     "s10": "10. Long RTT (30 ms), 1% loss (issue #3)",
 }
 
@@ -64,6 +64,8 @@ def summarize(rec):
     budget = params.get("budget_ppm")
     out["label"] = proto + ("" if proto == "tcp" or budget is None
                             else " b=%g%%" % (budget / 1e4))
+    if proto == "tcp" and params.get("cc"):
+        out["label"] = "tcp " + params["cc"]
     if proto == "dlcp" and params.get("encap"):
         out["label"] = out["label"].replace("dlcp", "dlcp-udp", 1)
     if "path_tx_pkts" in rec:

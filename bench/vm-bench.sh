@@ -41,6 +41,9 @@ RATE_MBIT=30
 DELAY_MS=0.5
 BASE_RTT_MS=1.0
 TBF=${BENCH_TBF:-"tbf rate ${RATE_MBIT}mbit burst 64k limit 128k"}
+# scenario 9: RED under the tbf, marking from 10 to 30 packets of queue
+# (4-12 ms at 30 Mbit/s), certainly above 30; drops only past 128 KB
+RED="red limit 131072 min 15000 max 45000 avpkt 1500 burst 14 probability 1 bandwidth ${RATE_MBIT}mbit ecn"
 S=10.77.100.1
 R=10.77.100.2
 DPORT=5301
@@ -430,8 +433,37 @@ run_group()
 		FWD_DELAY_MS=2 link reorder 25% 50% || exit 1
 		both s4 reorder_2ms 1 "{\"size\":$MiB,\"count\":20}" "" -- --size 1m --count 20
 		# multipath spraying: group multipath
-		skip s9 ipv6 "not implemented yet (no IPv6)"
-		skip s9 ecn "not implemented yet (no RED/ECN bottleneck case in the bench yet)"
+		;;
+	ecn)	# 9: a RED bottleneck that marks ECN-capable packets instead of
+		# dropping them: DLCP (ECT on important packets, a DCTCP-style
+		# response to the echoed CE bytes) against TCP cubic with ECN and
+		# TCP DCTCP (sender and receiver, so that CE is echoed per packet)
+		modprobe -q sch_red; modprobe -q tcp_dctcp
+		link || exit 1
+		# shellcheck disable=SC2086  # RED is a list of tc words
+		tc -n bsnd qdisc add dev veth0 parent 10:1 handle 20: $RED || {
+			skip s9 ecn "tc red ecn under tbf failed"; exit 0; }
+		for ns in bsnd brcv; do
+			ip netns exec $ns sysctl -qw net.ipv4.tcp_ecn=1
+		done
+		N=$([ -n "$QUICK" ] && echo 4 || echo 8)
+		P="{\"size\":$MiB,\"count\":$N,\"ecn\":1"
+		run_case s9 ecn_4x1m dlcp 4 "$P}" -- --size 1m --count "$N" --timeout 60
+		run_case s9 ecn_4x1m tcp 4 "$P,\"cc\":\"cubic\"}" -- --size 1m --count "$N" --timeout 60
+		for ns in bsnd brcv; do
+			ip netns exec $ns sysctl -qw net.ipv4.tcp_congestion_control=dctcp
+		done
+		ip netns exec brcv "$PERF" server --proto tcp --port $((TPORT + 1)) \
+			> "$TMP/dctcp.log" 2>&1 &
+		SRV_PIDS="$SRV_PIDS $!"
+		sleep 0.5
+		TPORT=$((TPORT + 1)) run_case s9 ecn_4x1m tcp 4 "$P,\"cc\":\"dctcp\"}" -- \
+			--size 1m --count "$N" --timeout 60
+		for ns in bsnd brcv; do
+			ip netns exec $ns sysctl -qw net.ipv4.tcp_congestion_control=cubic
+			ip netns exec $ns sysctl -qw net.ipv4.tcp_ecn=2
+		done
+		tc -s -n bsnd qdisc show dev veth0 | grep -A3 'qdisc red' >&2
 		;;
 	incast)	# 5: 8 senders to one receiver, one message in flight each
 		# deep buffer: tbf limit 128k (~34 ms at 30 Mbit/s, ~35 BDPs of
