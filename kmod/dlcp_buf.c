@@ -146,6 +146,8 @@ int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
 		off += n;
 		len -= n;
 	}
+	/* the pages are the message's: nothing on the path may write them */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	return 0;
 }
 
