@@ -614,6 +614,7 @@ struct dlcp_cc {
  * @cc:		congestion control state
  * @rto_shift:	timeouts since the last RTT sample (RTO backoff)
  * @rto_run:	jiffies of the guard timer run that last backed off
+ * @rto_run_us:	the retransmission timeout that run started with
  * @srtt_us:	smoothed round-trip time, 0 before the first sample
  * @rttvar_us:	round-trip time variation
  * @reo_mult:	reordering window in quarters of srtt (1..DLCP_REO_MULT_MAX)
@@ -631,6 +632,7 @@ struct dlcp_peer {
 	struct dlcp_cc		cc;
 	u8			rto_shift;
 	unsigned long		rto_run;
+	u32			rto_run_us;
 	u32			srtt_us;
 	u32			rttvar_us;
 	u8			reo_mult;

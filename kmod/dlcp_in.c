@@ -387,8 +387,8 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	struct net *net = sock_net(sk);
 	u32 hlen = d->common.doff * 4, plen = skb->len - hlen;
 	u32 off = ntohl(d->offset), added, pages;
+	bool dup = false, first = false;
 	struct dlcp_in_msg *m;
-	bool dup = false;
 	u8 rflags = 0;
 	int n;
 
@@ -427,6 +427,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 			dlcp_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
 			return;
 		}
+		first = true;
 	}
 	/* bytes go in the buffer only if the range set can record them */
 	n = dlcp_rs_prepare(&m->have, off, off + plen, GFP_ATOMIC);
@@ -469,7 +470,14 @@ report:
 		dlcp_in_complete(sk, m);
 		return;
 	}
-	if ((d->common.flags & DLCP_HF_ACKREQ) ||
+	/*
+	 * The first packet of a message is answered at once: it gives the
+	 * sender a round-trip sample (a fresh socket has none) even if the
+	 * rest of its first window is lost, as a full queue at an incast
+	 * does, so that RACK and the tail loss probe find the losses instead
+	 * of the 200 ms initial timeout.
+	 */
+	if ((d->common.flags & DLCP_HF_ACKREQ) || first ||
 	    m->pkts_unreported >= READ_ONCE(dlcp_pernet(net)->ack_every))
 		dlcp_in_send_report(sk, m, rflags);
 }

@@ -338,7 +338,14 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 			dlcp_cc_on_report(sk, p, 0, 0, 1, 0);
 			continue;
 		}
-		rto = dlcp_out_rto_us(sk, p);
+		/*
+		 * The timeout this run started with: backing off below must
+		 * not spare the rest of a window sent at the same time, which
+		 * would then time out one segment per doubled RTO while the
+		 * window stays full.
+		 */
+		rto = p->rto_run == now && p->rto_run_us ? p->rto_run_us :
+							 dlcp_out_rto_us(sk, p);
 		if ((s32)(now_us - f->sent_us) < (s32)rto)
 			continue;
 		/*
@@ -353,6 +360,7 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		/* back off once a timer run, not once a segment */
 		if (p->rto_run != now) {
 			p->rto_run = now;
+			p->rto_run_us = rto;
 			p->rto_shift = min_t(u8, p->rto_shift + 1, 6);
 			dlcp_cc_on_timeout(sk, p);
 		}

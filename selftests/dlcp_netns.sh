@@ -427,7 +427,9 @@ case_peer_state()
 		echo "FAIL: expected one peer line per destination"
 		return 1
 	fi
-	if ((srtt_c < 30000 || srtt_b * 2 > srtt_c)); then
+	# c's path has 40 ms more round trip; queueing on a slow (debug)
+	# kernel can add tens of ms to both, so only the order is certain
+	if ((srtt_c < 30000 || srtt_b >= srtt_c)); then
 		echo "FAIL: srtt to b $srtt_b us, to c $srtt_c us (c has 40 ms RTT)"
 		rc=1
 	fi

@@ -153,6 +153,39 @@ case_incast_senders_tcp()
 	check_json "$tmpdir/c.json" 3 10 32768 1,2,3
 }
 
+# Incast of first messages: 8 fresh sockets send 256 KiB each at once
+# through a 30 Mbit/s bottleneck with a 128 KB queue (make bench's
+# scenario 5). Their first windows (8 x 32 segments) overflow the queue;
+# a sender whose whole window was lost has no round-trip sample yet.
+# Every message must finish near the 560 ms the link needs for all eight:
+# the receiver answers the first packet of a message at once (an RTT
+# sample), and a timeout presumes the whole window lost, not one segment
+# per doubling RTO (which kept such a message 2.5-3 s, in about half of
+# the runs).
+case_incast_first_messages()
+{
+	local i max worst=0 rc=0
+
+	ip netns exec ns_pa ethtool -K eth0 tso off gso off > /dev/null 2>&1
+	tc -n ns_pa qdisc replace dev eth0 root handle 1: netem delay 0.5ms &&
+	tc -n ns_pa qdisc add dev eth0 parent 1:1 handle 10: tbf rate 30mbit \
+		burst 64k limit 128k || return 1
+	server 5406 --proto dlcp || rc=1
+	for i in 1 2 3 4; do
+		[ "$rc" -eq 0 ] || break
+		client --port 5406 --proto dlcp --size 256k --count 1 \
+			--senders 8 || { rc=1; break; }
+		max=$("$PY" -c 'import json, sys
+print(int(max(json.loads(l)["ct_ms"]["max"] for l in open(sys.argv[1]) if l.strip())))' "$tmpdir/c.json") || { rc=1; break; }
+		echo "round $i: the last of 8 first messages after $max ms"
+		((max > worst)) && worst=$max
+	done
+	tc -n ns_pa qdisc del dev eth0 root
+	[ "$rc" -eq 0 ] || return 1
+	[ "$worst" -lt "$(tscale 1500)" ] ||
+		fail "a first message took $worst ms (bound 560 ms)"
+}
+
 # expect_exit RC PATTERN ARGS...: the client exits RC saying PATTERN
 expect_exit()
 {
@@ -182,6 +215,7 @@ case_errors()
 		--size 1k --count 1 --timeout 2
 }
 
-CASES=(dlcp_native dlcp_udp tcp incast_senders incast_senders_tcp errors)
+CASES=(dlcp_native dlcp_udp tcp incast_senders incast_senders_tcp
+       incast_first_messages errors)
 
 ktap_main "${CASES[@]}"
