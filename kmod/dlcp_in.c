@@ -8,9 +8,9 @@
  * drop is counted under its reason. A DATA packet names its message and
  * offset, so it is written at its place whatever order packets arrive in;
  * a duplicate is harmless. The first packet of a message (any of its
- * packets) creates the message's state. The receiver answers every
- * net.dlcp.ack_every data packets, every packet asking for it (ACKREQ) and
- * every PROBE with a REPORT listing the gaps. It completes a message when
+ * packets) creates the message's state. The receiver answers that first
+ * packet, every net.dlcp.ack_every data packets, every packet asking for
+ * it (ACKREQ) and every PROBE with a REPORT listing the gaps. It completes a message when
  * every byte is there, or when the sender has sent everything once (the
  * LAST flag, or a PROBE) and the bytes missing are within the message's
  * loss budget and every critical byte arrived, after waiting, if this
