@@ -20,11 +20,28 @@ PERF=$REPO_DIR/userspace/perf/dlcp-perf
 PY=/usr/bin/python3
 B=10.77.30.2
 tmpdir=
-spid=
+
+# stop_servers: kill the servers the cases started (each case runs in a
+# subshell, so their pids are kept in a file) and wait until they are gone:
+# a live server holds its DLCP socket, and with it the module
+stop_servers()
+{
+	local pid i
+
+	[ -n "$tmpdir" ] && [ -f "$tmpdir/servers" ] || return 0
+	while read -r pid; do
+		kill "$pid" 2> /dev/null
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2> /dev/null || break
+			sleep 0.05
+		done
+	done < "$tmpdir/servers"
+	rm -f "$tmpdir/servers"
+}
 
 cleanup()
 {
-	[ -n "$spid" ] && kill "$spid" 2> /dev/null
+	stop_servers
 	ns_delete ns_pa ns_pb
 	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
 	return 0
@@ -45,20 +62,19 @@ setup()
 
 after_case()
 {
-	[ -n "$spid" ] && kill "$spid" 2> /dev/null && wait "$spid" 2> /dev/null
-	spid=
-	return 0
+	stop_servers
 }
 
-# server PORT ARGS...: dlcp-perf server in ns_pb, in the background ($spid)
+# server PORT ARGS...: dlcp-perf server in ns_pb, in the background
 server()
 {
-	local port=$1
+	local port=$1 spid
 
 	shift
 	ip netns exec ns_pb "$PERF" server --port "$port" "$@" \
 		> "$tmpdir/server.out" 2>&1 &
 	spid=$!
+	echo "$spid" >> "$tmpdir/servers"
 	sleep 0.5
 	kill -0 "$spid" 2> /dev/null || {
 		cat "$tmpdir/server.out"
