@@ -10,10 +10,11 @@
  * a duplicate is harmless. The first packet of a message (any of its
  * packets) creates the message's state. The receiver answers that first
  * packet, every net.dlcp.ack_every data packets, every packet asking for
- * it (ACKREQ) and every PROBE with a REPORT listing the gaps. It completes a message when
- * every byte is there, or when the sender has sent everything once (the
- * LAST flag, or a PROBE) and the bytes missing are within the message's
- * loss budget and every critical byte arrived, after waiting, if this
+ * it (ACKREQ) and every PROBE with a REPORT listing the gaps. It
+ * completes a message when every byte is there, or when the sender has
+ * sent everything once (the LAST flag, or a PROBE) and the bytes
+ * missing are within the message's loss budget and every critical byte
+ * arrived, after waiting, if this
  * receiver has seen packets arrive out of order, that long for segments
  * still on their way (dlcp_in_ready()): it then queues the message
  * for recvmsg() with the lost ranges zero-filled and reported, and sends

@@ -54,21 +54,8 @@ hold()
 
 release_holders()
 {
-	local pid state i
-
-	[ -n "$tmpdir" ] && [ -f "$tmpdir/holders" ] || return 0
-	while read -r pid; do
-		kill "$pid" 2> /dev/null
-		# Maybe not our child (started in a case's subshell): poll
-		# until it has exited (a zombie has closed its sockets).
-		for ((i = 0; i < 100; i++)); do
-			state=$(awk '$1 == "State:" { print $2 }' \
-				"/proc/$pid/status" 2> /dev/null)
-			[ -z "$state" ] || [ "$state" = Z ] && break
-			sleep 0.05
-		done
-	done < "$tmpdir/holders"
-	rm -f "$tmpdir/holders"
+	[ -n "$tmpdir" ] && kill_pidfile "$tmpdir/holders"
+	return 0
 }
 
 loopback_xfer()

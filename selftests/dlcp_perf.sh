@@ -21,22 +21,12 @@ PY=/usr/bin/python3
 B=10.77.30.2
 tmpdir=
 
-# stop_servers: kill the servers the cases started (each case runs in a
-# subshell, so their pids are kept in a file) and wait until they are gone:
-# a live server holds its DLCP socket, and with it the module
+# stop_servers: kill the servers the cases started and wait until they
+# are gone: a live server holds its DLCP socket, and with it the module
 stop_servers()
 {
-	local pid i
-
-	[ -n "$tmpdir" ] && [ -f "$tmpdir/servers" ] || return 0
-	while read -r pid; do
-		kill "$pid" 2> /dev/null
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$pid" 2> /dev/null || break
-			sleep 0.05
-		done
-	done < "$tmpdir/servers"
-	rm -f "$tmpdir/servers"
+	[ -n "$tmpdir" ] && kill_pidfile "$tmpdir/servers"
+	return 0
 }
 
 cleanup()

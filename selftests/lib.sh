@@ -156,6 +156,28 @@ capture_ready()
 	return 1
 }
 
+# kill_pidfile FILE: kill the processes whose pids FILE lists (one a line;
+# cases run in subshells, so background pids are passed on in a file),
+# wait until each has exited, and remove FILE. A process started in a
+# case's subshell is not our child: poll its state (a zombie has closed
+# its sockets) rather than wait(1) for it.
+kill_pidfile()
+{
+	local pid state i
+
+	[ -f "$1" ] || return 0
+	while read -r pid; do
+		kill "$pid" 2> /dev/null
+		for ((i = 0; i < 100; i++)); do
+			state=$(awk '$1 == "State:" { print $2 }' \
+				"/proc/$pid/status" 2> /dev/null)
+			[ -z "$state" ] || [ "$state" = Z ] && break
+			sleep 0.05
+		done
+	done < "$1"
+	rm -f "$1"
+}
+
 # need_exec FILE: setup() helper: fail with a message if FILE is missing
 need_exec()
 {
