@@ -381,6 +381,9 @@ struct dlcp_msg_path {
  * @last_heard:	jiffies of the last REPORT for this message, or of its
  *		first transmission
  * @heard:	a REPORT for this message arrived
+ * @no_route:	the last attempt to send a segment found no route
+ * @no_route_since: jiffies of the first such attempt in a row; a message
+ *		that never started gives up msg_timeout_ms after it
  * @probes:	PROBEs sent since the last REPORT
  * @last_probe:	jiffies of the last of them
  * @rack_rtt_us: round-trip time of the packet whose arrival triggered the
@@ -426,6 +429,8 @@ struct dlcp_out_msg {
 	u32			inflight;
 	unsigned long		last_heard;
 	bool			heard;
+	bool			no_route;
+	unsigned long		no_route_since;
 	u32			probes;
 	unsigned long		last_probe;
 	u32			rack_rtt_us;

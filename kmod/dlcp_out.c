@@ -438,6 +438,7 @@ void dlcp_out_push(struct sock *sk)
 		u64 interval = dlcp_pace_interval_ns(p);
 		u32 seg;
 		bool rtx;
+		int err;
 
 		while (dsk->flight_live < dsk->flight_cap &&
 		       p->inflight < p->cwnd &&
@@ -460,8 +461,16 @@ void dlcp_out_push(struct sock *sk)
 				flags |= DLCP_HF_DROPPABLE;
 			if (seg == m->nsegs - 1)
 				flags |= DLCP_HF_ACKREQ | (rtx ? 0 : DLCP_HF_LAST);
-			if (dlcp_out_send_seg(sk, m, seg, flags, now_us))
-				break;	/* no route or memory: the guard retries */
+			err = dlcp_out_send_seg(sk, m, seg, flags, now_us);
+			if (err) {
+				/* no route or memory: the guard retries */
+				if (err == -EHOSTUNREACH && !m->no_route) {
+					m->no_route = true;
+					m->no_route_since = jiffies;
+				}
+				break;
+			}
+			m->no_route = false;
 			DLCP_INC_STATS(net, DLCP_MIB_OUT_DATA_PKTS);
 			if (rtx) {
 				DLCP_INC_STATS(net, DLCP_MIB_RETRANS_PKTS);

@@ -270,11 +270,27 @@ static bool dlcp_out_same_silence(const struct dlcp_out_msg *m,
 }
 
 /*
- * Give up on every message whose receiver has been silent for @give_up
- * since it was first sent, and on the messages to the same destination
- * that heard nothing later: each fails with ETIMEDOUT, counted in
- * DlcpOutMsgsFailed; one that was sent is ABORTed, so that the receiver
- * frees what it holds of it at once if it is alive after all.
+ * Has @m waited @give_up for its receiver? A message that was sent: for a
+ * REPORT since its first transmission or the last REPORT. One that never
+ * started: for a route, since the first attempt to send it found none
+ * (its receiver is then as good as gone: an interface or route vanished
+ * after sendmsg() found one).
+ */
+static bool dlcp_out_silent(const struct dlcp_out_msg *m, unsigned long now,
+			    unsigned long give_up)
+{
+	if (m->next_new)
+		return time_after_eq(now, m->last_heard + give_up);
+	return m->no_route && time_after_eq(now, m->no_route_since + give_up);
+}
+
+/*
+ * Give up on every message whose receiver has been silent for @give_up,
+ * and on the messages to the same destination that heard nothing later:
+ * each fails with ETIMEDOUT (EHOSTUNREACH if its last attempt found no
+ * route), counted in DlcpOutMsgsFailed; one that was sent is ABORTed, so
+ * that the receiver frees what it holds of it at once if it is alive
+ * after all.
  */
 static void dlcp_out_give_up(struct sock *sk, unsigned long now,
 			     unsigned long give_up)
@@ -285,7 +301,7 @@ static void dlcp_out_give_up(struct sock *sk, unsigned long now,
 	LIST_HEAD(with);
 
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node)
-		if (m->next_new && time_after_eq(now, m->last_heard + give_up))
+		if (dlcp_out_silent(m, now, give_up))
 			list_move_tail(&m->node, &silent);
 	if (list_empty(&silent))
 		return;
@@ -300,7 +316,8 @@ static void dlcp_out_give_up(struct sock *sk, unsigned long now,
 	list_splice_tail(&with, &silent);
 	list_for_each_entry_safe(m, tmp, &silent, node) {
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS_FAILED);
-		dlcp_out_complete(sk, m, DLCP_DONE_TIMEOUT, 0, ETIMEDOUT);
+		dlcp_out_complete(sk, m, DLCP_DONE_TIMEOUT, 0,
+				  m->no_route ? EHOSTUNREACH : ETIMEDOUT);
 		if (m->next_new)
 			dlcp_out_send_probe(sk, m, DLCP_T_ABORT);
 		dlcp_out_free_msg(sk, m);

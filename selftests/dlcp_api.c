@@ -1799,6 +1799,64 @@ TEST_F(dlcp, completion_timeout_queued)
 	EXPECT_GE(2.5, dt) TH_LOG("close() took %.2f s", dt);
 }
 
+/*
+ * A message queued while its route existed, whose route then vanished
+ * before it could start, fails with EHOSTUNREACH about msg_timeout_ms
+ * after its first attempt, instead of waiting for a route for ever (and
+ * close() with it).
+ */
+TEST_F(dlcp, completion_no_route)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct sockaddr_in b = a;
+	static uint8_t buf[256 * 1024];
+	struct dlcp_snmp snmp;
+	struct completion cp;
+	double t0, dt;
+
+	a.sin_addr.s_addr = inet_addr("10.201.0.2");
+	b.sin_addr.s_addr = a.sin_addr.s_addr;
+	b.sin_port = htons(10);
+	ASSERT_EQ(0, dlcp_sysctl_read("msg_timeout_ms", &self->saved_timeout));
+	ASSERT_EQ(0, dlcp_sysctl_write("msg_timeout_ms", 1000));
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
+	/* nobody there: lo hands the packets to IP, which drops them */
+	ASSERT_EQ(0, system("ip route add 10.201.0.0/24 dev lo"));
+	ASSERT_EQ(0, setopt_int(self->tx, DLCP_RECVCOMPLETION, 1));
+	t0 = dlcp_now();
+	/* a fills the peer's initial window; b (another port) waits */
+	ASSERT_EQ(sizeof(buf), sendto(self->tx, buf, sizeof(buf), 0,
+				      (struct sockaddr *)&a, sizeof(a)));
+	ASSERT_EQ(sizeof(buf), sendto(self->tx, buf, sizeof(buf), 0,
+				      (struct sockaddr *)&b, sizeof(b)));
+	ASSERT_EQ(0, system("ip route del 10.201.0.0/24 dev lo"));
+	/* the new routing table: a cannot reach it either */
+	EXPECT_EQ(-1, sendto(self->tx, buf, 1, 0, (struct sockaddr *)&a,
+			     sizeof(a)));
+	EXPECT_EQ(ENETUNREACH, errno);
+
+	/* a started: it timed out, its last resends found no route */
+	ASSERT_EQ(sizeof(cp.c), recv_completion(self->tx, 5000, &cp));
+	EXPECT_EQ(DLCP_DONE_TIMEOUT, cp.c.status);
+	EXPECT_TRUE(cp.ee.ee_errno == ETIMEDOUT ||
+		    cp.ee.ee_errno == EHOSTUNREACH)
+		TH_LOG("a: %s", strerror(cp.ee.ee_errno));
+	ASSERT_EQ(sizeof(cp.c), recv_completion(self->tx, 5000, &cp))
+		TH_LOG("b never gave up: %s", strerror(errno));
+	EXPECT_EQ(DLCP_DONE_TIMEOUT, cp.c.status);
+	EXPECT_EQ(EHOSTUNREACH, cp.ee.ee_errno);
+	EXPECT_EQ(0, cp.c.bytes_lost);
+	dt = dlcp_now() - t0;
+	/*
+	 * b's clock starts at its first attempt: when a's window times out
+	 * (200 ms) or a gives up (1 s); one msg_timeout later b gives up
+	 */
+	EXPECT_LE(1.1, dt) TH_LOG("b gave up after %.2f s", dt);
+	EXPECT_GE(2.8, dt) TH_LOG("b gave up after %.2f s", dt);
+	ASSERT_EQ(0, dlcp_snmp_read(&snmp));
+	EXPECT_EQ(2, dlcp_snmp_get(&snmp, "DlcpOutMsgsFailed"));
+}
+
 /* ------------------------------------------------------------------ */
 /* Counters                                                             */
 /* ------------------------------------------------------------------ */

@@ -277,8 +277,10 @@ struct dlcp_range {
  * dlcp_completion as data and a DLCP_CMSG_COMPLETION control message
  * holding a struct sock_extended_err with ee_origin SO_EE_ORIGIN_LOCAL,
  * ee_info the message id, ee_data the bytes the receiver gave up on, and
- * ee_errno 0 (delivered), ETIME (deadline passed over budget) or ETIMEDOUT
- * (no answer from the receiver within net.dlcp.msg_timeout_ms).
+ * ee_errno 0 (delivered), ETIME (deadline passed over budget), ETIMEDOUT
+ * (no answer from the receiver within net.dlcp.msg_timeout_ms) or
+ * EHOSTUNREACH (status DLCP_DONE_TIMEOUT too: the route to the receiver
+ * vanished, and none was found for net.dlcp.msg_timeout_ms).
  */
 #define DLCP_MAX_COMPLETIONS	4096
 
