@@ -151,6 +151,24 @@ int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
 	return 0;
 }
 
+/* Copy @len bytes at @off to @to; absent pages read as zeros. */
+void dlcp_buf_copy(struct dlcp_buf *b, u32 off, u32 len, void *to)
+{
+	while (len) {
+		struct page *p = dlcp_buf_page(b, off, 0);
+		u32 poff = offset_in_page(off);
+		u32 n = min_t(u32, len, PAGE_SIZE - poff);
+
+		if (p)
+			memcpy_from_page(to, p, poff, n);
+		else
+			memset(to, 0, n);
+		to += n;
+		off += n;
+		len -= n;
+	}
+}
+
 /* Copy @len bytes at @off to user memory; absent pages read as zeros. */
 int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,
 		     struct iov_iter *to)

@@ -144,6 +144,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_RESEGMENTED,		/* messages re-cut to a smaller MTU */
 	DLCP_MIB_UDP_IN_PKTS,		/* packets received inside UDP */
 	DLCP_MIB_UDP_OUT_PKTS,		/* packets sent inside UDP */
+	DLCP_MIB_UDP_GSO_OUT,		/* UDP GSO super-packets sent */
 	DLCP_MIB_OUT_CLASS0,		/* packets sent in class 0 ... */
 	DLCP_MIB_OUT_CLASS7 = DLCP_MIB_OUT_CLASS0 + 7,	/* ... and 7 */
 	__DLCP_MIB_MAX
@@ -160,6 +161,9 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
 /* ---------------------------------------------------------------- */
 
 #define DLCP_MAX_CLASSES	8		/* priority classes */
+
+/* UDP payload bytes of a GSO super-packet: its IPv6 payload length fits */
+#define DLCP_GSO_MAX_BYTES	(U16_MAX - sizeof(struct udphdr))
 
 /**
  * struct dlcp_net - DLCP state of one network namespace
@@ -191,6 +195,8 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
  * @udp_sport_max:	net.dlcp.udp_sport_max, source port range end
  * @udp_entropy:	net.dlcp.udp_entropy, packets per source port (0: one
  *			port per message)
+ * @udp_gso:		net.dlcp.udp_gso, send runs of packets that share a
+ *			source port as one UDP GSO super-packet
  * @net:		the namespace (for sysctl handlers)
  * @udp_lock:		serialises opening and moving @udp_sock
  * @udp_sock:		the namespace's UDP encapsulation socket, or NULL
@@ -221,6 +227,7 @@ struct dlcp_net {
 	int	udp_sport_min;
 	int	udp_sport_max;
 	int	udp_entropy;
+	int	udp_gso;
 	struct net	*net;
 	struct mutex	udp_lock;	/* see @udp_lock above */
 	struct socket	*udp_sock;
@@ -285,6 +292,7 @@ int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
 		      struct sk_buff *skb);
 int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,
 		     struct iov_iter *to);
+void dlcp_buf_copy(struct dlcp_buf *b, u32 off, u32 len, void *to);
 
 /**
  * struct dlcp_rangeset - sorted, disjoint, non-adjacent byte ranges
@@ -894,6 +902,8 @@ void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 		   u32 msg_id, u32 seg);
 void dlcp_udp6_csum(struct sk_buff *skb, const struct in6_addr *saddr,
 		    const struct in6_addr *daddr);
+void dlcp_udp_gso_csum(struct sk_buff *skb, const struct in6_addr *saddr,
+		       const struct in6_addr *daddr);
 u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg);
 
 /* dlcp_ipv6.c */

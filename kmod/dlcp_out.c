@@ -146,37 +146,46 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
 }
 
 /*
- * Checksum the DLCP packet in @skb (transport header at data, the payload
- * in the linear part or in page fragments), add the IP header and send it
- * over @dst (a reference is taken).
+ * Send the DLCP packet in @skb (header at data, the payload in the linear
+ * part or in page fragments) of message @msg_id, its packet @seg, over
+ * @dst (a reference is taken): checksum it, add the UDP header in UDP
+ * mode and the IP header. A UDP GSO super-packet (dlcp_out_send_gso())
+ * holds @seg and the packets after it, each checksummed already.
  */
 static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 			 struct dst_entry *dst, const struct in6_addr *saddr,
 			 const struct in6_addr *daddr, u8 cls, bool droppable,
-			 bool udp, u32 seg)
+			 bool udp, u32 msg_id, u32 seg)
 {
 	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	u8 tos = dlcp_pkt_tos(dn, cls, droppable);
+	u32 nsegs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
 	struct net *net = sock_net(sk);
-	struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
-	u32 msg_id = ntohl(h->msg_id);
 	struct inet_sock *inet = inet_sk(sk);
 	struct iphdr *iph;
 	int ttl, err;
 
-	h->check = dlcp_csum_magic(saddr, daddr, skb->len,
-				   skb_checksum(skb, 0, skb->len, 0));
-	trace_dlcp_pkt_send(h, saddr, daddr, tos);
+	if (!skb_is_gso(skb)) {
+		struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
+
+		h->check = dlcp_csum_magic(saddr, daddr, skb->len,
+					   skb_checksum(skb, 0, skb->len, 0));
+		trace_dlcp_pkt_send(h, saddr, daddr, tos);
+	}
 	if (udp) {
 		dlcp_udp_push(skb, dn, msg_id, seg);
-		DLCP_INC_STATS(net, DLCP_MIB_UDP_OUT_PKTS);
+		if (skb_is_gso(skb)) {
+			dlcp_udp_gso_csum(skb, saddr, daddr);
+			DLCP_INC_STATS(net, DLCP_MIB_UDP_GSO_OUT);
+		}
+		DLCP_ADD_STATS(net, DLCP_MIB_UDP_OUT_PKTS, nsegs);
 	}
 	skb->priority = DLCP_MAX_CLASSES - 1 - cls;
 	skb->mark = READ_ONCE(sk->sk_mark);
 	skb_set_owner_w(skb, sk);
 
 	if (!dlcp_addr_is_v4(daddr)) {
-		if (udp)
+		if (udp && !skb_is_gso(skb))
 			dlcp_udp6_csum(skb, saddr, daddr);
 		err = dlcp6_xmit(sk, skb, dst, saddr, daddr, tos,
 				 udp ? IPPROTO_UDP : dlcp_ipproto,
@@ -198,15 +207,15 @@ static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
 	iph->tot_len = htons(skb->len);
 	skb->protocol = htons(ETH_P_IP);
 	skb_dst_set(skb, dst_clone(dst));
-	ip_select_ident(net, skb, NULL);
+	ip_select_ident_segs(net, skb, NULL, nsegs);
 	err = ip_local_out(net, sk, skb);
 sent:
 	if (unlikely(net_xmit_eval(err))) {
-		DLCP_INC_STATS(net, DLCP_MIB_OUT_ERRORS);
+		DLCP_ADD_STATS(net, DLCP_MIB_OUT_ERRORS, nsegs);
 		return net_xmit_errno(err);
 	}
-	DLCP_INC_STATS(net, DLCP_MIB_OUT_PKTS);
-	DLCP_INC_STATS(net, DLCP_MIB_OUT_CLASS0 + cls);
+	DLCP_ADD_STATS(net, DLCP_MIB_OUT_PKTS, nsegs);
+	DLCP_ADD_STATS(net, DLCP_MIB_OUT_CLASS0 + cls, nsegs);
 	return 0;
 }
 
@@ -232,7 +241,8 @@ int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
 		kfree_skb(skb);
 		return PTR_ERR(dst);
 	}
-	err = dlcp_xmit_skb(sk, skb, dst, &src, daddr, cls, false, udp, 0);
+	err = dlcp_xmit_skb(sk, skb, dst, &src, daddr, cls, false, udp,
+			    ntohl(h->msg_id), 0);
 	dst_release(dst);
 	return err;
 }
@@ -258,38 +268,30 @@ void dlcp_out_send_probe(struct sock *sk, struct dlcp_out_msg *m,
 		       DLCP_MIB_PROBES_SENT : DLCP_MIB_ABORTS_SENT);
 }
 
-/*
- * Build and send segment @seg of @m, stamped @now_us: the header in the
- * linear part, the payload as fragments of the message's pages.
- */
-static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
-			     u8 flags, u32 now_us)
+/* The header flags of segment @seg of @m, resent if @rtx. */
+static u8 dlcp_out_seg_flags(const struct dlcp_out_msg *m, u32 seg, bool rtx)
 {
-	u32 off = seg * m->seg_size, plen = dlcp_seg_len(m, seg);
-	u32 len = DLCP_DATA_HDR_LEN + plen;
-	bool crit = flags & DLCP_HF_CRITICAL;
-	bool droppable = flags & DLCP_HF_DROPPABLE;
-	struct dst_entry *dst;
-	struct dlcp_data_hdr *d;
-	struct sk_buff *skb;
-	u8 cls;
+	u8 flags = rtx ? DLCP_HF_RETRANS : 0;
 
-	if (m->paths)
-		dst = dlcp_path_next(sk, m);
-	else
-		dst = dlcp_out_dst_ok(sk, m) ? m->dst : NULL;
-	if (!dst)
-		return -EHOSTUNREACH;
-	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + DLCP_DATA_HDR_LEN,
-			GFP_ATOMIC);
-	if (!skb)
-		return -ENOBUFS;
-	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
-	skb_reset_transport_header(skb);
-	d = skb_put(skb, DLCP_DATA_HDR_LEN);
+	if (dlcp_seg_crit(m, seg))
+		flags |= DLCP_HF_CRITICAL;
+	else if (m->droppable && test_bit(seg, m->droppable))
+		flags |= DLCP_HF_DROPPABLE;
+	if (seg == m->nsegs - 1)
+		flags |= DLCP_HF_ACKREQ | (rtx ? 0 : DLCP_HF_LAST);
+	return flags;
+}
+
+/* Fill @d, the DATA header of segment @seg of @m, stamped @now_us. */
+static void dlcp_out_data_hdr(struct sock *sk, const struct dlcp_out_msg *m,
+			      u32 seg, u8 flags, u32 now_us,
+			      struct dlcp_data_hdr *d)
+{
 	dlcp_fill_hdr(&d->common, DLCP_T_DATA, inet_sk(sk)->inet_sport,
-		      m->dport, m->id, m->len, len, flags, m->meta.prio);
-	d->offset = htonl(off);
+		      m->dport, m->id, m->len,
+		      DLCP_DATA_HDR_LEN + dlcp_seg_len(m, seg), flags,
+		      m->meta.prio);
+	d->offset = htonl(seg * m->seg_size);
 	d->tensor_id = htonl(m->meta.tensor_id);
 	d->iteration = htonl(m->meta.iteration);
 	d->budget_ppm = htonl(m->meta.budget_ppm);
@@ -300,14 +302,175 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	d->reserved2 = 0;
 	d->tsval = htonl(now_us);
 	d->crit_len = htonl(m->crit_len);
-	if (dlcp_buf_frag_skb(&m->buf, off, plen, skb)) {
+}
+
+/*
+ * Build and send segment @seg of @m over @dst: the header in the linear
+ * part, the payload as fragments of the message's pages.
+ */
+static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m,
+			     struct dst_entry *dst, u32 seg, u8 flags,
+			     u32 now_us)
+{
+	bool crit = flags & DLCP_HF_CRITICAL;
+	struct sk_buff *skb;
+	u8 cls;
+
+	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + DLCP_DATA_HDR_LEN,
+			GFP_ATOMIC);
+	if (!skb)
+		return -ENOBUFS;
+	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
+	skb_reset_transport_header(skb);
+	dlcp_out_data_hdr(sk, m, seg, flags, now_us,
+			  skb_put(skb, DLCP_DATA_HDR_LEN));
+	if (dlcp_buf_frag_skb(&m->buf, seg * m->seg_size,
+			      dlcp_seg_len(m, seg), skb)) {
 		kfree_skb(skb);
 		return -EMSGSIZE;
 	}
 	/* retransmissions of critical data go in the highest class */
 	cls = crit && (flags & DLCP_HF_RETRANS) ? 0 : m->meta.prio;
 	return dlcp_xmit_skb(sk, skb, dst, &m->saddr, &m->daddr, cls,
-			     droppable, m->udp, seg);
+			     flags & DLCP_HF_DROPPABLE, m->udp, m->id, seg);
+}
+
+/*
+ * How many new segments of @m, from @seg on, go out now in one UDP GSO
+ * super-packet over @dst: as many as the window, the flight ring, the
+ * pacing (up to two intervals ahead, as for single packets) and 64 KB
+ * allow, all from one source port (net.dlcp.udp_entropy) and of one DSCP
+ * (droppable or not). 1 in native mode, with DLCP_PATHS (each packet
+ * picks its path) and with net.dlcp.udp_gso off.
+ */
+static u32 dlcp_out_gso_segs(struct sock *sk, const struct dlcp_out_msg *m,
+			     const struct dst_entry *dst, u32 seg, u64 now,
+			     u64 interval)
+{
+	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
+	const struct dlcp_sock *dsk = dlcp_sk(sk);
+	const struct dlcp_peer *p = m->peer;
+	u32 k, n, i, bytes;
+	u8 drop;
+
+	if (!m->udp || m->paths || !READ_ONCE(dn->udp_gso))
+		return 1;
+	bytes = min_t(u32, READ_ONCE(dst->dev->gso_max_size),
+		      DLCP_GSO_MAX_BYTES);
+	k = min3(m->nsegs - seg, p->cwnd - p->inflight,
+		 dsk->flight_cap - dsk->flight_live);
+	k = min3(k, bytes / (DLCP_DATA_HDR_LEN + m->seg_size),
+		 (u32)UDP_MAX_SEGMENTS);
+	n = READ_ONCE(dn->udp_entropy);
+	if (n)
+		k = min(k, n - seg % n);
+	if (interval) {
+		u64 room = now + 2 * interval - max(p->next_xmit_ns, now);
+
+		k = min_t(u64, k, div64_u64(room, interval) + 1);
+	}
+	drop = dlcp_out_seg_flags(m, seg, false) & DLCP_HF_DROPPABLE;
+	for (i = 1; i < k; i++)
+		if ((dlcp_out_seg_flags(m, seg + i, false) &
+		     DLCP_HF_DROPPABLE) != drop)
+			break;
+	return i;
+}
+
+/*
+ * Send new segments @seg .. @seg + @k - 1 of @m over @dst as one UDP GSO
+ * super-packet: one trip through IP, the qdisc and the device for them
+ * all, cut into packets by the UDP layer (in software or by the NIC) where
+ * the path needs it, or by the receiver's UDP layer. The payload is the
+ * packets laid end to end, each header and its bytes copied into the
+ * socket's page fragment and checksummed, so that every cut starts with
+ * its own DLCP header. Returns the number of segments sent or an errno.
+ */
+static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
+			     struct dst_entry *dst, u32 seg, u32 k,
+			     u32 now_us)
+{
+	bool drop = dlcp_out_seg_flags(m, seg, false) & DLCP_HF_DROPPABLE;
+	u8 tos = dlcp_pkt_tos(dlcp_pernet(sock_net(sk)), m->meta.prio, drop);
+	struct page_frag *pf = &sk->sk_frag;
+	struct sk_buff *skb;
+	u32 i;
+	int err;
+
+	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr), GFP_ATOMIC);
+	if (!skb)
+		return -ENOBUFS;
+	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
+	skb_reset_transport_header(skb);
+	for (i = 0; i < k; i++) {
+		u32 plen = dlcp_seg_len(m, seg + i);
+		u32 len = DLCP_DATA_HDR_LEN + plen;
+		int nr = skb_shinfo(skb)->nr_frags;
+		struct dlcp_data_hdr *d;
+
+		if (!skb_page_frag_refill(len, pf, GFP_ATOMIC))
+			break;
+		if (!skb_can_coalesce(skb, nr, pf->page, pf->offset)) {
+			if (nr >= MAX_SKB_FRAGS)
+				break;
+			get_page(pf->page);
+			skb_fill_page_desc(skb, nr, pf->page, pf->offset, 0);
+			nr++;
+		}
+		d = page_address(pf->page) + pf->offset;
+		dlcp_out_data_hdr(sk, m, seg + i,
+				  dlcp_out_seg_flags(m, seg + i, false), now_us,
+				  d);
+		dlcp_buf_copy(&m->buf, (seg + i) * m->seg_size, plen,
+			      (u8 *)d + DLCP_DATA_HDR_LEN);
+		d->common.check = dlcp_csum_magic(&m->saddr, &m->daddr, len,
+						  csum_partial(d, len, 0));
+		trace_dlcp_pkt_send(&d->common, &m->saddr, &m->daddr, tos);
+		skb_frag_size_add(&skb_shinfo(skb)->frags[nr - 1], len);
+		pf->offset += len;
+		skb->len += len;
+		skb->data_len += len;
+		skb->truesize += len;
+	}
+	if (!i) {
+		kfree_skb(skb);
+		return -ENOBUFS;
+	}
+	if (i > 1) {
+		skb_shinfo(skb)->gso_size = DLCP_DATA_HDR_LEN + m->seg_size;
+		skb_shinfo(skb)->gso_segs = i;
+		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+	}
+	err = dlcp_xmit_skb(sk, skb, dst, &m->saddr, &m->daddr, m->meta.prio,
+			    drop, true, m->id, seg);
+	return err ?: i;
+}
+
+/*
+ * Send segment @seg of @m (a retransmission if @rtx), and the new ones
+ * after it that may go with it in a UDP GSO super-packet. Returns the
+ * number of segments sent, or an errno: -EHOSTUNREACH without a route.
+ */
+static int dlcp_out_send(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
+			 bool rtx, u64 now, u64 interval)
+{
+	u32 now_us = div_u64(now, NSEC_PER_USEC), k = 1;
+	struct dst_entry *dst;
+	int err;
+
+	if (m->paths)
+		dst = dlcp_path_next(sk, m);
+	else
+		dst = dlcp_out_dst_ok(sk, m) ? m->dst : NULL;
+	if (!dst)
+		return -EHOSTUNREACH;
+	if (!rtx)
+		k = dlcp_out_gso_segs(sk, m, dst, seg, now, interval);
+	if (k > 1)
+		return dlcp_out_send_gso(sk, m, dst, seg, k, now_us);
+	err = dlcp_out_send_seg(sk, m, dst, seg,
+				dlcp_out_seg_flags(m, seg, rtx), now_us);
+	return err ?: 1;
 }
 
 /* Drop resolved entries from the head; compact the ring when it is full. */
@@ -438,61 +601,58 @@ void dlcp_out_push(struct sock *sk)
 		u64 interval = dlcp_pace_interval_ns(p);
 		u32 seg;
 		bool rtx;
-		int err;
 
 		while (dsk->flight_live < dsk->flight_cap &&
 		       p->inflight < p->cwnd &&
 		       dlcp_out_next_seg(m, &seg, &rtx)) {
 			u64 now = ktime_get_ns();
-			u32 now_us = div_u64(now, NSEC_PER_USEC);
-			struct dlcp_flight *f;
-			u8 flags = 0;
+			u32 now_us = div_u64(now, NSEC_PER_USEC), i;
+			int n;
 
 			if (interval && p->next_xmit_ns > now + 2 * interval) {
 				pace_at = min(pace_at, p->next_xmit_ns);
 				break;
 			}
-			dlcp_flight_tidy(dsk);
-			if (rtx)
-				flags |= DLCP_HF_RETRANS;
-			if (dlcp_seg_crit(m, seg))
-				flags |= DLCP_HF_CRITICAL;
-			else if (m->droppable && test_bit(seg, m->droppable))
-				flags |= DLCP_HF_DROPPABLE;
-			if (seg == m->nsegs - 1)
-				flags |= DLCP_HF_ACKREQ | (rtx ? 0 : DLCP_HF_LAST);
-			err = dlcp_out_send_seg(sk, m, seg, flags, now_us);
-			if (err) {
+			n = dlcp_out_send(sk, m, seg, rtx, now, interval);
+			if (n < 0) {
 				/* no route or memory: the guard retries */
-				if (err == -EHOSTUNREACH && !m->no_route) {
+				if (n == -EHOSTUNREACH && !m->no_route) {
 					m->no_route = true;
 					m->no_route_since = jiffies;
 				}
 				break;
 			}
 			m->no_route = false;
-			DLCP_INC_STATS(net, DLCP_MIB_OUT_DATA_PKTS);
+			DLCP_ADD_STATS(net, DLCP_MIB_OUT_DATA_PKTS, n);
 			if (rtx) {
 				DLCP_INC_STATS(net, DLCP_MIB_RETRANS_PKTS);
 				trace_dlcp_retransmit(inet_sk(sk)->inet_num,
 						      m->id, seg,
 						      seg * m->seg_size);
-			} else if (!m->next_new++) {
-				m->last_heard = jiffies;
+			} else {
+				if (!m->next_new)
+					m->last_heard = jiffies;
+				m->next_new += n;
 			}
 			/* tell the receiver at once that all was sent */
 			if (!rtx && m->next_new == m->nsegs && m->budget_bytes)
 				dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
-			dlcp_seg_set(m, seg, DLCP_SEG_INFLIGHT);
-			f = dlcp_flight_at(dsk, dsk->flight_len++);
-			f->msg = m;
-			f->seg = seg;
-			f->sent_us = now_us;
-			f->rack_wait = false;
-			m->inflight++;
-			p->inflight++;
-			dsk->flight_live++;
-			p->next_xmit_ns = max(p->next_xmit_ns, now) + interval;
+			for (i = seg; i < seg + n; i++) {
+				struct dlcp_flight *f;
+
+				dlcp_flight_tidy(dsk);
+				dlcp_seg_set(m, i, DLCP_SEG_INFLIGHT);
+				f = dlcp_flight_at(dsk, dsk->flight_len++);
+				f->msg = m;
+				f->seg = i;
+				f->sent_us = now_us;
+				f->rack_wait = false;
+				m->inflight++;
+				p->inflight++;
+				dsk->flight_live++;
+				p->next_xmit_ns = max(p->next_xmit_ns, now) +
+						  interval;
+			}
 		}
 	}
 	if (pace_at != U64_MAX)

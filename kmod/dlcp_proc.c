@@ -88,6 +88,7 @@ const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
 	[DLCP_MIB_RESEGMENTED]		= "DlcpResegmented",
 	[DLCP_MIB_UDP_IN_PKTS]		= "DlcpUdpInPkts",
 	[DLCP_MIB_UDP_OUT_PKTS]		= "DlcpUdpOutPkts",
+	[DLCP_MIB_UDP_GSO_OUT]		= "DlcpUdpGsoOutPkts",
 	[DLCP_MIB_OUT_CLASS0]		= "DlcpOutClass0",
 	[DLCP_MIB_OUT_CLASS0 + 1]	= "DlcpOutClass1",
 	[DLCP_MIB_OUT_CLASS0 + 2]	= "DlcpOutClass2",

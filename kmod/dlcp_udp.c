@@ -210,6 +210,28 @@ void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 	uh->check = 0;
 }
 
+/*
+ * Prepare the UDP GSO super-packet at skb->data (dlcp_out_send_gso()) as
+ * udp_send_skb() does: the checksum is left to the segmentation, which
+ * fills in each packet's UDP length and checksum (over IPv4 too: UDP GSO
+ * needs one), here the pseudo-header sum of the whole.
+ */
+void dlcp_udp_gso_csum(struct sk_buff *skb, const struct in6_addr *saddr,
+		       const struct in6_addr *daddr)
+{
+	struct udphdr *uh = (struct udphdr *)skb->data;
+
+	skb_reset_transport_header(skb);
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_transport_header(skb) - skb->head;
+	skb->csum_offset = offsetof(struct udphdr, check);
+	if (dlcp_addr_is_v4(daddr))
+		uh->check = ~udp_v4_check(skb->len, saddr->s6_addr32[3],
+					  daddr->s6_addr32[3], 0);
+	else
+		uh->check = ~udp_v6_check(skb->len, saddr, daddr, 0);
+}
+
 /* The UDP checksum, required over IPv6, of the datagram at skb->data. */
 void dlcp_udp6_csum(struct sk_buff *skb, const struct in6_addr *saddr,
 		    const struct in6_addr *daddr)

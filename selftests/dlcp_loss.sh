@@ -90,6 +90,8 @@ clear_impairments()
 	ip netns exec ns_s sysctl -qw net.dlcp.msg_timeout_ms=10000
 	ip netns exec ns_r sysctl -qw net.dlcp.msg_timeout_ms=10000
 	ip netns exec ns_r sysctl -qw net.dlcp.udp_port=9253
+	ip netns exec ns_s sysctl -qw net.dlcp.udp_entropy=1 net.dlcp.udp_gso=1
+	ip netns exec ns_s ethtool -K eth0 tx-udp-segmentation on > /dev/null 2>&1
 	return 0
 }
 
@@ -320,6 +322,43 @@ case_udp_entropy()
 	[ "$ports" -ge 100 ] || fail "only $ports source ports in 200 packets"
 }
 
+# UDP GSO: with one source port per message (udp_entropy 0) the sender
+# hands IP each run of packets the window allows as one super-packet;
+# veth passes it whole and the receiver's UDP layer cuts it, or the
+# sender's device cannot take it (tx-udp-segmentation off) and it is cut
+# there. Every byte arrives either way (dlcp_loss checks them). None is
+# built with a port per packet (udp_entropy 1, the default) or with
+# net.dlcp.udp_gso off.
+case_udp_gso()
+{
+	local gso out in seg
+
+	gso=$(snmp ns_s DlcpUdpGsoOutPkts)
+	transfer 2 262144 0 exact exact || return 1
+	[ "$(counter_delta ns_s DlcpUdpGsoOutPkts "$gso")" -eq 0 ] ||
+		fail "super-packets with udp_entropy 1" || return 1
+	ip netns exec ns_s sysctl -qw net.dlcp.udp_entropy=0 || return 1
+	for seg in on off; do
+		ip netns exec ns_s ethtool -K eth0 tx-udp-segmentation $seg > /dev/null ||
+			fail "ethtool -K eth0 tx-udp-segmentation $seg" || return 1
+		gso=$(snmp ns_s DlcpUdpGsoOutPkts)
+		out=$(snmp ns_s DlcpUdpOutPkts)
+		in=$(snmp ns_r DlcpUdpInPkts)
+		transfer 4 1048576 0 exact exact || return 1
+		gso=$(counter_delta ns_s DlcpUdpGsoOutPkts "$gso")
+		out=$(counter_delta ns_s DlcpUdpOutPkts "$out")
+		in=$(counter_delta ns_r DlcpUdpInPkts "$in")
+		echo "tx-udp-segmentation $seg: $gso super-packets, $out packets sent, $in received"
+		[ "$gso" -gt 0 ] || fail "no super-packet sent" || return 1
+		[ "$in" -ge 1400 ] || fail "only $in packets received" || return 1
+	done
+	ip netns exec ns_s sysctl -qw net.dlcp.udp_gso=0 || return 1
+	gso=$(snmp ns_s DlcpUdpGsoOutPkts)
+	transfer 2 262144 0 exact exact || return 1
+	[ "$(counter_delta ns_s DlcpUdpGsoOutPkts "$gso")" -eq 0 ] ||
+		fail "super-packets with net.dlcp.udp_gso=0"
+}
+
 case_udp_port_in_use()
 {
 	local err
@@ -378,7 +417,7 @@ CASES=(
 	sender_vanishes
 )
 
-[ "$ENCAP" = udp ] && CASES+=(udp_entropy udp_port_in_use udp_malformed)
+[ "$ENCAP" = udp ] && CASES+=(udp_entropy udp_gso udp_port_in_use udp_malformed)
 # DLCP_LOSS_CASES="a b": run only these cases
 [ -n "${DLCP_LOSS_CASES:-}" ] && read -r -a CASES <<< "$DLCP_LOSS_CASES"
 
