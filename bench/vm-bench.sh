@@ -399,7 +399,7 @@ run_group()
 		elif [ "$GROUP" = loss ]; then
 			LOSSES="1"; SIZES="1m 4m"; BUDGETS="0 10000 100000"; N1=15
 		else
-			LOSSES="0.1 5"; SIZES="1m 4m"; BUDGETS="0 10000"; N1=10
+			LOSSES="0.1 5"; SIZES="1m 4m"; BUDGETS="0 10000"; N1=8
 		fi
 		for l in $LOSSES; do
 			link loss random "${l}%" || exit 1
@@ -429,9 +429,9 @@ run_group()
 		;;
 	reorder)	# 4: reordering vs in-order at the same delay
 		FWD_DELAY_MS=2 link || exit 1	# in-order baseline, same delays
-		both s4 inorder_2ms 1 "{\"size\":$MiB,\"count\":20}" "" -- --size 1m --count 20
+		both s4 inorder_2ms 1 "{\"size\":$MiB,\"count\":15}" "" -- --size 1m --count 15
 		FWD_DELAY_MS=2 link reorder 25% 50% || exit 1
-		both s4 reorder_2ms 1 "{\"size\":$MiB,\"count\":20}" "" -- --size 1m --count 20
+		both s4 reorder_2ms 1 "{\"size\":$MiB,\"count\":15}" "" -- --size 1m --count 15
 		# multipath spraying: group multipath
 		;;
 	ecn)	# 9: a RED bottleneck that marks ECN-capable packets instead of
@@ -479,8 +479,8 @@ run_group()
 		# late (it lets at most 32k through at once after an idle period)
 		TBF="tbf rate ${RATE_MBIT}mbit burst 32k limit 16k" link || exit 1
 		NETEM_DESC="$NETEM_DESC; shallow buffer: tbf burst 32k limit 16k"
-		both s5 incast8_64k_shallow 8 "{\"size\":65536,\"count\":20,\"buffer\":\"shallow\"}" "" -- \
-			--size 64k --count 20
+		both s5 incast8_64k_shallow 8 "{\"size\":65536,\"count\":12,\"buffer\":\"shallow\"}" "" -- \
+			--size 64k --count 12
 		both s5 incast8_256k_shallow 8 "{\"size\":262144,\"count\":$N,\"buffer\":\"shallow\"}" "" -- \
 			--size 256k --count "$N"
 		;;
@@ -489,7 +489,7 @@ run_group()
 		# total rate; DLCP and TCP alike. Then DLCP's own way: UDP mode
 		# over an ECMP route (TCP hashes to one path there).
 		mp_setup || { log "multipath topology setup failed"; exit 1; }
-		for spec in 1m:${MP_N1:-20} 4m:${MP_N4:-6}; do
+		for spec in 1m:${MP_N1:-12} 4m:${MP_N4:-4}; do
 			sz=${spec%:*}; n=${spec#*:}; bytes=$(( ${sz%m} * MiB ))
 			P="\"size\":$bytes,\"count\":$n"
 			mp_link inorder || exit 1
@@ -516,7 +516,7 @@ run_group()
 		# every case stops after N messages or CAP seconds, whichever
 		# comes first (the report states n)
 		CLIENT_TIMEOUT=240
-		for spec in 4m:${LR_N4:-20}:${LR_CAP4:-60} 1m:${LR_N1:-30}:${LR_CAP1:-40}; do
+		for spec in 4m:${LR_N4:-12}:${LR_CAP4:-40} 1m:${LR_N1:-20}:${LR_CAP1:-25}; do
 			IFS=: read -r sz n cap <<< "$spec"
 			bytes=$(( ${sz%m} * MiB ))
 			P="\"size\":$bytes,\"count\":$n,\"cap_s\":$cap"
@@ -534,7 +534,7 @@ run_group()
 		;;
 	scaling)	# 7: completion time vs size, vs number of senders
 		link
-		for spec in 4k:40 64k:30 1m:10 8m:2 64m:1; do
+		for spec in 4k:20 64k:20 1m:8 8m:2 64m:1; do
 			sz=${spec%:*}; n=${spec#*:}
 			case $sz in *k) bytes=$(( ${sz%k} * 1024 ));; *m) bytes=$(( ${sz%m} * MiB ));; esac
 			both s7 "size_$sz" 1 "{\"size\":$bytes,\"count\":$n}" "" -- \
@@ -570,6 +570,15 @@ run_group()
 		D=$([ -n "$QUICK" ] && echo 3 || echo 5)
 		both s8 unshaped_1m 1 "{\"size\":$MiB,\"concurrency\":4,\"duration\":$D}" "" -- \
 			--size 1m --concurrency 4 --duration "$D"
+		# UDP mode with one source port per message: UDP GSO super-packets
+		# (the receiver's namespace opens its UDP port)
+		ip netns exec $RNS sysctl -qw net.dlcp.encap=1
+		ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=0
+		run_case s8 unshaped_1m_udp_gso dlcp 1 \
+			"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0}" -- \
+			--size 1m --concurrency 4 --duration "$D" --encap udp
+		ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=1
+		ip netns exec $RNS sysctl -qw net.dlcp.encap=0
 		;;
 	thc)	# issue #9: digits training, fp32 / 8-bit / 4-bit homomorphic
 		# compression, with and without DeAR overlap (full bench only)
