@@ -317,7 +317,8 @@ def targets(cases):
 
     tc = find(cases, "s8", "unshaped_1m", "tcp")
     for case, what in (("unshaped_1m", "native"),
-                       ("unshaped_1m_udp_gso", "UDP mode, UDP GSO")):
+                       ("unshaped_1m_udp_gso", "UDP mode, UDP GSO"),
+                       ("unshaped_1m_udp", "UDP mode, no GSO")):
         lab = "CPU efficiency (unshaped veth), DLCP %s" % what
         d = find(cases, "s8", case, "dlcp")
         if d and tc and d[0].get("mbit_per_cpu_s") and tc[0].get("mbit_per_cpu_s"):

@@ -573,9 +573,14 @@ run_group()
 		# UDP mode with one source port per message: UDP GSO super-packets
 		# (the receiver's namespace opens its UDP port)
 		ip netns exec $RNS sysctl -qw net.dlcp.encap=1
-		ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=0
+		ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=0 net.dlcp.udp_gso=1
 		run_case s8 unshaped_1m_udp_gso dlcp 1 \
 			"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0}" -- \
+			--size 1m --concurrency 4 --duration "$D" --encap udp
+		# the same without super-packets: what UDP GSO saves
+		ip netns exec $SNS sysctl -qw net.dlcp.udp_gso=0
+		run_case s8 unshaped_1m_udp dlcp 1 \
+			"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0,\"udp_gso\":0}" -- \
 			--size 1m --concurrency 4 --duration "$D" --encap udp
 		ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=1
 		ip netns exec $RNS sysctl -qw net.dlcp.encap=0

@@ -196,7 +196,7 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
  * @udp_entropy:	net.dlcp.udp_entropy, packets per source port (0: one
  *			port per message)
  * @udp_gso:		net.dlcp.udp_gso, send runs of packets that share a
- *			source port as one UDP GSO super-packet
+ *			source port as one UDP GSO super-packet (default off)
  * @net:		the namespace (for sysctl handlers)
  * @udp_lock:		serialises opening and moving @udp_sock
  * @udp_sock:		the namespace's UDP encapsulation socket, or NULL

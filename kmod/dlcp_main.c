@@ -65,7 +65,7 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->udp_sport_min = 49152;
 	dn->udp_sport_max = 65535;
 	dn->udp_entropy = 1;
-	dn->udp_gso = 1;
+	dn->udp_gso = 0;
 	dn->net = net;
 	mutex_init(&dn->udp_lock);
 

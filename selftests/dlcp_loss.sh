@@ -90,7 +90,7 @@ clear_impairments()
 	ip netns exec ns_s sysctl -qw net.dlcp.msg_timeout_ms=10000
 	ip netns exec ns_r sysctl -qw net.dlcp.msg_timeout_ms=10000
 	ip netns exec ns_r sysctl -qw net.dlcp.udp_port=9253
-	ip netns exec ns_s sysctl -qw net.dlcp.udp_entropy=1 net.dlcp.udp_gso=1
+	ip netns exec ns_s sysctl -qw net.dlcp.udp_entropy=1 net.dlcp.udp_gso=0
 	ip netns exec ns_s ethtool -K eth0 tx-udp-segmentation on > /dev/null 2>&1
 	return 0
 }
@@ -322,17 +322,18 @@ case_udp_entropy()
 	[ "$ports" -ge 100 ] || fail "only $ports source ports in 200 packets"
 }
 
-# UDP GSO: with one source port per message (udp_entropy 0) the sender
-# hands IP each run of packets the window allows as one super-packet;
-# veth passes it whole and the receiver's UDP layer cuts it, or the
-# sender's device cannot take it (tx-udp-segmentation off) and it is cut
-# there. Every byte arrives either way (dlcp_loss checks them). None is
-# built with a port per packet (udp_entropy 1, the default) or with
-# net.dlcp.udp_gso off.
+# UDP GSO (net.dlcp.udp_gso 1): with one source port per message
+# (udp_entropy 0) the sender hands IP each run of packets the window
+# allows as one super-packet; veth passes it whole and the receiver's UDP
+# layer cuts it, or the sender's device cannot take it
+# (tx-udp-segmentation off) and it is cut there. Every byte arrives either
+# way (dlcp_loss checks them). None is built with a port per packet
+# (udp_entropy 1, the default) or with udp_gso 0 (the default).
 case_udp_gso()
 {
 	local gso out in seg
 
+	ip netns exec ns_s sysctl -qw net.dlcp.udp_gso=1 || return 1
 	gso=$(snmp ns_s DlcpUdpGsoOutPkts)
 	transfer 2 262144 0 exact exact || return 1
 	[ "$(counter_delta ns_s DlcpUdpGsoOutPkts "$gso")" -eq 0 ] ||
