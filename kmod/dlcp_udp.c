@@ -12,7 +12,10 @@
  * message for fabrics that want flows. The DLCP header and checksum are
  * the same as in native mode (the checksum's pseudo-header still names the
  * DLCP protocol); the UDP checksum is zero over IPv4, as IPv4 allows, and
- * computed over IPv6, which requires it.
+ * computed over IPv6, which requires it. With net.dlcp.udp_gso, runs of
+ * packets that share a source port leave as one UDP GSO super-packet
+ * (dlcp_out.c), whose segmentation fills in a UDP checksum in both
+ * families.
  *
  * Each network namespace that uses UDP mode owns kernel UDP sockets on
  * udp_port (IPv4, and IPv6-only when IPv6 is available), set up with the

@@ -340,7 +340,7 @@ case_udp_gso()
 		fail "super-packets with udp_entropy 1" || return 1
 	ip netns exec ns_s sysctl -qw net.dlcp.udp_entropy=0 || return 1
 	for seg in on off; do
-		ip netns exec ns_s ethtool -K eth0 tx-udp-segmentation $seg > /dev/null ||
+		ip netns exec ns_s ethtool -K eth0 tx-udp-segmentation "$seg" > /dev/null ||
 			fail "ethtool -K eth0 tx-udp-segmentation $seg" || return 1
 		gso=$(snmp ns_s DlcpUdpGsoOutPkts)
 		out=$(snmp ns_s DlcpUdpOutPkts)
