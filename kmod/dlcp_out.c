@@ -432,15 +432,19 @@ static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 		skb->data_len += len;
 		skb->truesize += len;
 	}
-	if (!i) {
+	if (i < 2) {
+		/*
+		 * No memory for a second packet: send the first on its own
+		 * (dlcp_xmit_skb() wants a lone packet's header linear)
+		 */
 		kfree_skb(skb);
-		return -ENOBUFS;
+		err = dlcp_out_send_seg(sk, m, dst, seg,
+					dlcp_out_seg_flags(m, seg, false), now_us);
+		return err ?: 1;
 	}
-	if (i > 1) {
-		skb_shinfo(skb)->gso_size = DLCP_DATA_HDR_LEN + m->seg_size;
-		skb_shinfo(skb)->gso_segs = i;
-		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
-	}
+	skb_shinfo(skb)->gso_size = DLCP_DATA_HDR_LEN + m->seg_size;
+	skb_shinfo(skb)->gso_segs = i;
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
 	err = dlcp_xmit_skb(sk, skb, dst, &m->saddr, &m->daddr, m->meta.prio,
 			    drop, true, m->id, seg);
 	return err ?: i;
