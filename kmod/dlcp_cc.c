@@ -77,6 +77,7 @@ void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p)
 	p->reo_mult = 1;
 	p->cc.base_rtt_us = U32_MAX;
 	p->cc.round_rtt_us = U32_MAX;
+	p->cc.round_start_us = dlcp_now_us();
 }
 
 /*
@@ -94,15 +95,13 @@ void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p)
 void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us)
 {
 	struct dlcp_cc *cc = &p->cc;
-	s32 before;
 
 	cc->base_rtt_us = min(cc->base_rtt_us, rtt_us);
 	cc->round_rtt_us = min(cc->round_rtt_us, rtt_us);
 	cc->round_samples++;
 	if (!cc->undo_cwnd || cc->undo)
 		return;
-	before = (s32)(cc->undo_us - (dlcp_now_us() - rtt_us));
-	if (before <= 0) {
+	if (ktime_get_ns() - (u64)rtt_us * NSEC_PER_USEC >= cc->undo_ns) {
 		cc->undo_cwnd = 0;
 	} else if (rtt_us > cc->undo_srtt_us) {
 		cc->undo = true;
@@ -251,7 +250,8 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 			dlcp_cc_set(sk, p, p->cwnd + 1, "increase");
 		cc->cwnd_cnt = rest;
 	}
-	if (p->srtt_us && (s32)(now - cc->round_start_us) >= (s32)p->srtt_us)
+	/* unsigned: a round left open by a long idle period still ends */
+	if (p->srtt_us && now - cc->round_start_us >= p->srtt_us)
 		dlcp_cc_round_end(sk, p, now);
 }
 
@@ -273,7 +273,7 @@ void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 	if (!p->cc.undo_cwnd) {
 		p->cc.undo_cwnd = cwnd;
 		p->cc.undo_ssthresh = ssthresh;
-		p->cc.undo_us = dlcp_now_us();
+		p->cc.undo_ns = ktime_get_ns();
 		p->cc.undo_srtt_us = p->srtt_us;
 	}
 }
@@ -304,7 +304,7 @@ void dlcp_cc_on_dup(struct dlcp_peer *p)
 
 	p->reo_calm = 0;
 	if (p->reo_mult >= DLCP_REO_MULT_MAX ||
-	    (s32)(now - p->reo_stamp_us) < (s32)p->srtt_us)
+	    now - p->reo_stamp_us < p->srtt_us)
 		return;
 	p->reo_mult++;
 	p->reo_stamp_us = now;

@@ -586,7 +586,8 @@ static inline struct dlcp_delivery *dlcp_skb_delivery(struct sk_buff *skb)
  * @round_samples:	round-trip time samples this round
  * @undo_cwnd:		cwnd before the first timeout not yet judged, 0: none
  * @undo_ssthresh:	ssthresh before that timeout
- * @undo_us:		dlcp_now_us() of that timeout
+ * @undo_ns:		ktime_get_ns() of that timeout (64 bits: a peer may stay
+ *			silent after it for longer than dlcp_now_us() can tell)
  * @undo_srtt_us:	smoothed round-trip time at that timeout
  * @undo:		that timeout was spurious: restore @undo_cwnd
  */
@@ -605,8 +606,8 @@ struct dlcp_cc {
 	u32	round_samples;
 	u32	undo_cwnd;
 	u32	undo_ssthresh;
-	u32	undo_us;
 	u32	undo_srtt_us;
+	u64	undo_ns;
 	bool	undo;
 };
 
@@ -798,9 +799,26 @@ static inline u32 dlcp_budget_bytes(u32 len, u32 ppm)
 	return div_u64((u64)len * ppm, DLCP_PPM_MAX);
 }
 
+/*
+ * DLCP's clock for round-trip times and transmit stamps, in microseconds.
+ * It is 32 bits (the width of the wire's timestamps), so it wraps every
+ * 71.6 minutes, and two stamps compared as (s32)(a - b) must be less than
+ * 35.8 minutes apart; a stamp left at 0 is not "long ago". As
+ * INITIAL_JIFFIES does for jiffies, the clock starts five minutes before
+ * its wrap: code that forgets either fails in the first minutes after
+ * boot, in every test run, not only in the runs that last half an hour.
+ */
+#define DLCP_CLOCK_START_US	((u32)(-300 * USEC_PER_SEC))
+
+/* DLCP's clock at @ns, a ktime_get_ns() value */
+static inline u32 dlcp_clock_us(u64 ns)
+{
+	return (u32)div_u64(ns, NSEC_PER_USEC) + DLCP_CLOCK_START_US;
+}
+
 static inline u32 dlcp_now_us(void)
 {
-	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
+	return dlcp_clock_us(ktime_get_ns());
 }
 
 /* dlcp_main.c */

@@ -458,7 +458,7 @@ static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 static int dlcp_out_send(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 			 bool rtx, u64 now, u64 interval)
 {
-	u32 now_us = div_u64(now, NSEC_PER_USEC), k = 1;
+	u32 now_us = dlcp_clock_us(now), k = 1;
 	struct dst_entry *dst;
 	int err;
 
@@ -610,7 +610,7 @@ void dlcp_out_push(struct sock *sk)
 		       p->inflight < p->cwnd &&
 		       dlcp_out_next_seg(m, &seg, &rtx)) {
 			u64 now = ktime_get_ns();
-			u32 now_us = div_u64(now, NSEC_PER_USEC), i;
+			u32 now_us = dlcp_clock_us(now), i;
 			int n;
 
 			if (interval && p->next_xmit_ns > now + 2 * interval) {

@@ -408,7 +408,8 @@ struct dlcp_hdr {
  * @dtype:	element type of the payload (enum dlcp_dtype)
  * @reserved:	zero on send, ignored on receive
  * @msg_flags:	DLCP_MSG_* flags of the message
- * @tsval:	sender timestamp (microseconds), echoed in reports
+ * @tsval:	sender timestamp (microseconds, any origin, wrapping; 0: none),
+ *		echoed in reports
  * @crit_len:	bytes of the message in critical segments; the receiver
  *		completes a message only when it has received that many
  *		bytes from packets flagged DLCP_HF_CRITICAL
