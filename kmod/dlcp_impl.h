@@ -68,6 +68,8 @@
 #include <linux/skbuff.h>
 #include <linux/xarray.h>
 #include <linux/ip.h>
+#include <linux/siphash.h>
+#include <linux/udp.h>
 #include <net/inet_sock.h>
 #include <net/ip6_checksum.h>
 #include <net/ipv6.h>
@@ -103,6 +105,9 @@ enum dlcp_mib_field {
 	DLCP_MIB_DROP_MISMATCH,		/* packet disagrees with message state */
 	DLCP_MIB_DROP_NOT_HOST,		/* not addressed to this host */
 	DLCP_MIB_DROP_UNKNOWN_MSG,	/* report/stop for no outgoing message */
+	DLCP_MIB_DROP_POLICY,		/* refused by IPsec policy */
+	DLCP_MIB_DROP_FILTER,		/* socket filter, cgroup BPF or LSM */
+	DLCP_MIB_DROP_ADDR,		/* IPv6 packet with a v4-mapped address */
 	DLCP_MIB_IN_PKTS,
 	DLCP_MIB_OUT_PKTS,
 	DLCP_MIB_IN_DATA_PKTS,
@@ -161,9 +166,6 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
 /* ---------------------------------------------------------------- */
 
 #define DLCP_MAX_CLASSES	8		/* priority classes */
-
-/* UDP payload bytes of a GSO super-packet: its IPv6 payload length fits */
-#define DLCP_GSO_MAX_BYTES	(U16_MAX - sizeof(struct udphdr))
 
 /**
  * struct dlcp_net - DLCP state of one network namespace
@@ -410,6 +412,8 @@ struct dlcp_msg_path {
  * @droppable:	bitmap of droppable (low-magnitude) segments, or NULL
  * @ce_seen:	CE-marked bytes the receiver reported so far
  * @udp:	sent inside UDP
+ * @rtx_class:	class of retransmitted critical segments: 0 if the sender
+ *		may use it (CAP_NET_ADMIN), else the highest class it may use
  * @paths:	DLCP_PATHS of the socket when it was sent, or NULL
  * @nr_paths:	entries in @paths
  * @path_cur:	path of the next data packet
@@ -453,6 +457,7 @@ struct dlcp_out_msg {
 	unsigned long		*droppable;
 	u32			ce_seen;
 	bool			udp;
+	u8			rtx_class;
 	struct dlcp_msg_path	*paths;
 	u8			nr_paths;
 	u8			path_cur;
@@ -663,7 +668,8 @@ struct dlcp_peer {
  * @out_msgs:		outgoing messages by class (0 first), in send order
  *			within a class: the order they are transmitted in
  * @nr_out_msgs:	entries in @out_msgs
- * @next_msg_id:	id of the next message sent
+ * @next_msg_id:	counter of the message ids (dlcp_next_msg_id())
+ * @id_key:		secret that offsets the ids per destination
  * @snd_mem:		bytes of outgoing messages held
  * @flight:		ring of unresolved transmitted segments
  * @flight_head:	index of the oldest entry of @flight
@@ -698,6 +704,7 @@ struct dlcp_sock {
 	struct list_head	out_msgs;
 	u32			nr_out_msgs;
 	u32			next_msg_id;
+	siphash_key_t		id_key;
 	u64			snd_mem;
 	struct dlcp_flight	*flight;
 	u32			flight_head;
@@ -781,6 +788,16 @@ static inline u32 dlcp_ip_hdr_len(const struct in6_addr *daddr)
 					sizeof(struct ipv6hdr);
 }
 
+/*
+ * UDP payload bytes of a GSO super-packet to @daddr: its IP length field
+ * (16 bits) counts the UDP header, and in IPv4 the IP header too.
+ */
+static inline u32 dlcp_gso_max_bytes(const struct in6_addr *daddr)
+{
+	return U16_MAX - sizeof(struct udphdr) -
+	       (dlcp_addr_is_v4(daddr) ? sizeof(struct iphdr) : 0);
+}
+
 /* The DLCP checksum's pseudo-header sum (the protocol is always DLCP). */
 static inline __sum16 dlcp_csum_magic(const struct in6_addr *saddr,
 				      const struct in6_addr *daddr, u32 len,
@@ -837,7 +854,7 @@ extern const struct proto_ops dlcp_inet_ops;
 extern struct proto dlcpv6_prot;
 extern const struct proto_ops dlcp_inet6_ops;
 struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
-			 __be16 dport);
+			 __be16 dport, int dif, int sdif);
 void dlcp_walk_socks(struct net *net,
 		     void (*fn)(struct sock *sk, void *arg), void *arg);
 u32 dlcp_rcvbuf_limit(const struct sock *sk);
@@ -883,7 +900,7 @@ int dlcp_rcv(struct sk_buff *skb);
 int dlcp_rcv_common(struct sk_buff *skb, bool udp);
 int dlcp_err(struct sk_buff *skb, u32 info);
 struct sock *dlcp_err_sock(struct net *net, const struct in6_addr *saddr,
-			   __be16 sport);
+			   __be16 sport, int dif);
 void dlcp_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now);
 void dlcp_in_purge(struct sock *sk);

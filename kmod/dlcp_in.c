@@ -23,6 +23,7 @@
  * remembered (without its data) for msg_timeout_ms, so that late packets
  * and probes are answered with STOP instead of starting it again.
  */
+#include <linux/filter.h>
 #include <linux/slab.h>
 #include <net/checksum.h>
 #include <net/icmp.h>
@@ -30,6 +31,7 @@
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
 #include <net/sock.h>
+#include <net/xfrm.h>
 #include "dlcp_impl.h"
 #include "dlcp_trace.h"
 
@@ -579,6 +581,28 @@ static int dlcp_drop(struct net *net, struct sk_buff *skb,
 }
 
 /*
+ * The kernel's policy on a packet for @sk: IPsec (a packet that a policy
+ * wants protected must have been), then the socket's filter
+ * (SO_ATTACH_FILTER), cgroup BPF ingress programs and the LSM
+ * (sk_filter()). A filter may only take or drop a DLCP packet whole: its
+ * header gives its length. Returns the drop reason, or 0.
+ */
+static enum dlcp_mib_field dlcp_rcv_policy(struct sock *sk,
+					   struct sk_buff *skb)
+{
+	bool ok = ip_hdr(skb)->version == 4 ?
+		  xfrm4_policy_check(sk, XFRM_POLICY_IN, skb) :
+		  xfrm6_policy_check(sk, XFRM_POLICY_IN, skb);
+
+	if (!ok)
+		return DLCP_MIB_DROP_POLICY;
+	nf_reset_ct(skb);
+	if (sk_filter_trim_cap(sk, skb, skb->len))
+		return DLCP_MIB_DROP_FILTER;
+	return 0;
+}
+
+/*
  * Receive a DLCP packet (skb->data at the DLCP header), native (@udp
  * false) or from the UDP encapsulation socket. Softirq context.
  */
@@ -588,11 +612,20 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 	struct net *net = dev_net(skb->dev);
 	enum dlcp_drop_reason reason;
 	const struct dlcp_hdr *h;
+	enum dlcp_mib_field why;
 	struct dlcp_sock *dsk;
 	struct sock *sk;
+	int dif, sdif;
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_PKTS);
-	/* the IP layer is done with skb->cb: keep the addresses there */
+	/* read from the IP layer's skb->cb before it is reused below */
+	if (ip_hdr(skb)->version == 4) {
+		dif = inet_iif(skb);
+		sdif = inet_sdif(skb);
+	} else {
+		dif = inet6_iif(skb);
+		sdif = inet6_sdif(skb);
+	}
 	if (ip_hdr(skb)->version == 4) {
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, &cb->saddr);
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, &cb->daddr);
@@ -604,6 +637,13 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 	}
 	if (skb->pkt_type != PACKET_HOST)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOT_HOST);
+	/*
+	 * Inside the module an IPv4 address is v4-mapped: an IPv6 packet
+	 * from or to such an address would pass for IPv4 (TCP drops them).
+	 */
+	if (ip_hdr(skb)->version == 6 &&
+	    (ipv6_addr_v4mapped(&cb->saddr) || ipv6_addr_v4mapped(&cb->daddr)))
+		return dlcp_drop(net, skb, DLCP_MIB_DROP_ADDR);
 	if (skb->len < DLCP_HDR_LEN)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_SHORT);
 	if (!dlcp_pull_hdr(skb))
@@ -621,10 +661,15 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 
 	h = (const struct dlcp_hdr *)skb->data;
 	rcu_read_lock();
-	sk = dlcp_lookup(net, &cb->daddr, h->dest);
+	sk = dlcp_lookup(net, &cb->daddr, h->dest, dif, sdif);
 	rcu_read_unlock();
 	if (!sk)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOSOCKET);
+	why = dlcp_rcv_policy(sk, skb);
+	if (why) {
+		sock_put(sk);
+		return dlcp_drop(net, skb, why);
+	}
 
 	dsk = dlcp_sk(sk);
 	spin_lock(&dsk->lock);
@@ -672,12 +717,12 @@ int dlcp_rcv(struct sk_buff *skb)
  * @saddr, port @sport), referenced and counted, or NULL.
  */
 struct sock *dlcp_err_sock(struct net *net, const struct in6_addr *saddr,
-			   __be16 sport)
+			   __be16 sport, int dif)
 {
 	struct sock *sk;
 
 	rcu_read_lock();
-	sk = dlcp_lookup(net, saddr, sport);
+	sk = dlcp_lookup(net, saddr, sport, dif, 0);
 	rcu_read_unlock();
 	if (sk)
 		DLCP_INC_STATS(net, DLCP_MIB_PMTU_UPDATES);
@@ -721,7 +766,7 @@ int dlcp_err(struct sk_buff *skb, u32 info)
 	h = (const struct dlcp_hdr *)(skb->data + iph->ihl * 4);
 	ipv6_addr_set_v4mapped(iph->saddr, &saddr);
 	ipv6_addr_set_v4mapped(iph->daddr, &daddr);
-	sk = dlcp_err_sock(net, &saddr, h->source);
+	sk = dlcp_err_sock(net, &saddr, h->source, skb->dev->ifindex);
 	if (!sk)
 		return 0;
 	ipv4_sk_update_pmtu(skb, sk, info);

@@ -145,7 +145,7 @@ static int dlcp6_err(struct sk_buff *skb, struct inet6_skb_parm *opt,
 		return 0;
 	ip6h = (const struct ipv6hdr *)skb->data;
 	h = (const struct dlcp_hdr *)(skb->data + offset);
-	sk = dlcp_err_sock(net, &ip6h->saddr, h->source);
+	sk = dlcp_err_sock(net, &ip6h->saddr, h->source, skb->dev->ifindex);
 	if (!sk)
 		return 0;
 	ip6_sk_update_pmtu(skb, sk, info);

@@ -329,8 +329,8 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m,
 		kfree_skb(skb);
 		return -EMSGSIZE;
 	}
-	/* retransmissions of critical data go in the highest class */
-	cls = crit && (flags & DLCP_HF_RETRANS) ? 0 : m->meta.prio;
+	/* retransmissions of critical data go in the highest class allowed */
+	cls = crit && (flags & DLCP_HF_RETRANS) ? m->rtx_class : m->meta.prio;
 	return dlcp_xmit_skb(sk, skb, dst, &m->saddr, &m->daddr, cls,
 			     flags & DLCP_HF_DROPPABLE, m->udp, m->id, seg);
 }
@@ -356,7 +356,7 @@ static u32 dlcp_out_gso_segs(struct sock *sk, const struct dlcp_out_msg *m,
 	if (!m->udp || m->paths || !READ_ONCE(dn->udp_gso))
 		return 1;
 	bytes = min_t(u32, READ_ONCE(dst->dev->gso_max_size),
-		      DLCP_GSO_MAX_BYTES);
+		      dlcp_gso_max_bytes(&m->daddr));
 	k = min3(m->nsegs - seg, p->cwnd - p->inflight,
 		 dsk->flight_cap - dsk->flight_live);
 	k = min3(k, bytes / (DLCP_DATA_HDR_LEN + m->seg_size),
@@ -375,6 +375,30 @@ static u32 dlcp_out_gso_segs(struct sock *sk, const struct dlcp_out_msg *m,
 		     DLCP_HF_DROPPABLE) != drop)
 			break;
 	return i;
+}
+
+/*
+ * Room for @len contiguous bytes in the socket's page fragment @pf, or
+ * NULL. skb_page_frag_refill() only promises some room: it hands back a
+ * recycled page from its start, or an order-0 page when a high-order one
+ * cannot be had (or net.core.high_order_alloc_disable is set), whatever
+ * @len asks for, so the size is checked here, as tcp_sendmsg() does. A
+ * page smaller than @len is let go once, so that a socket that got one
+ * under memory pressure does not keep recycling it.
+ */
+static void *dlcp_out_frag_room(struct page_frag *pf, u32 len)
+{
+	if (!skb_page_frag_refill(len, pf, GFP_ATOMIC))
+		return NULL;
+	if (pf->size < len) {
+		put_page(pf->page);
+		pf->page = NULL;
+		if (!skb_page_frag_refill(len, pf, GFP_ATOMIC))
+			return NULL;
+	}
+	if (pf->size - pf->offset < len)
+		return NULL;
+	return page_address(pf->page) + pf->offset;
 }
 
 /*
@@ -408,7 +432,8 @@ static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 		int nr = skb_shinfo(skb)->nr_frags;
 		struct dlcp_data_hdr *d;
 
-		if (!skb_page_frag_refill(len, pf, GFP_ATOMIC))
+		d = dlcp_out_frag_room(pf, len);
+		if (!d)
 			break;
 		if (!skb_can_coalesce(skb, nr, pf->page, pf->offset)) {
 			if (nr >= MAX_SKB_FRAGS)
@@ -417,7 +442,6 @@ static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 			skb_fill_page_desc(skb, nr, pf->page, pf->offset, 0);
 			nr++;
 		}
-		d = page_address(pf->page) + pf->offset;
 		dlcp_out_data_hdr(sk, m, seg + i,
 				  dlcp_out_seg_flags(m, seg + i, false), now_us,
 				  d);

@@ -24,8 +24,32 @@
  */
 #include <linux/netdevice.h>
 #include <net/dst.h>
+#include <net/l3mdev.h>
 #include <net/route.h>
 #include "dlcp_impl.h"
+
+/*
+ * May @sk send over interface @ifindex? Any existing one if the socket is
+ * bound to no device; else only that device (SO_BINDTODEVICE) or, for a
+ * VRF, a device enslaved to it: DLCP_PATHS does not lead out of the
+ * socket's device or VRF. -ENODEV: no such device; -EINVAL: not allowed.
+ */
+static int dlcp_path_allowed(struct sock *sk, int ifindex)
+{
+	int bound = READ_ONCE(sk->sk_bound_dev_if);
+	struct net_device *dev;
+	int err = 0;
+
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(sock_net(sk), ifindex);
+	if (!dev)
+		err = -ENODEV;
+	else if (bound && ifindex != bound &&
+		 l3mdev_master_ifindex_rcu(dev) != bound)
+		err = -EINVAL;
+	rcu_read_unlock();
+	return err;
+}
 
 /* DLCP_PATHS: validate and install an array of struct dlcp_path. */
 int dlcp_path_setsockopt(struct sock *sk, sockptr_t optval,
@@ -40,7 +64,7 @@ int dlcp_path_setsockopt(struct sock *sk, sockptr_t optval,
 	if (copy_from_sockptr(paths, optval, optlen))
 		return -EFAULT;
 	for (i = 0; i < n; i++) {
-		bool found;
+		int err;
 
 		if (paths[i].reserved || !paths[i].ifindex ||
 		    paths[i].weight > DLCP_PATH_WEIGHT_MAX ||
@@ -48,11 +72,9 @@ int dlcp_path_setsockopt(struct sock *sk, sockptr_t optval,
 			return -EINVAL;
 		if (!paths[i].weight)
 			paths[i].weight = 1;
-		rcu_read_lock();
-		found = dev_get_by_index_rcu(sock_net(sk), paths[i].ifindex);
-		rcu_read_unlock();
-		if (!found)
-			return -ENODEV;
+		err = dlcp_path_allowed(sk, paths[i].ifindex);
+		if (err)
+			return err;
 	}
 	spin_lock_bh(&dsk->lock);
 	memcpy(dsk->paths, paths, optlen);
@@ -109,7 +131,8 @@ static struct dst_entry *dlcp_path_route(struct sock *sk,
 /*
  * sendmsg(), @m routed: give @m a copy of the socket's paths, each routed,
  * and cut it for the smallest MTU among them. -EHOSTUNREACH if none has a
- * route to the destination.
+ * route to the destination, -EINVAL if the socket was bound to a device
+ * that excludes one of them after DLCP_PATHS was set.
  */
 int dlcp_path_attach(struct sock *sk, struct dlcp_out_msg *m)
 {
@@ -131,6 +154,8 @@ int dlcp_path_attach(struct sock *sk, struct dlcp_out_msg *m)
 		struct dlcp_msg_path *p = &m->paths[i];
 		struct dst_entry *dst;
 
+		if (dlcp_path_allowed(sk, paths[i].ifindex) == -EINVAL)
+			return -EINVAL;
 		p->ifindex = paths[i].ifindex;
 		p->weight = paths[i].weight;
 		dst = dlcp_path_route(sk, m, p);

@@ -9,6 +9,7 @@
  * protocol state is under dlcp_sock.lock (see dlcp_impl.h).
  */
 #include <linux/bitmap.h>
+#include <linux/bpf-cgroup.h>
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/poll.h>
@@ -119,12 +120,31 @@ static bool dlcp_addr_match(const struct sock *sk, const struct in6_addr *daddr)
 }
 
 /*
- * Find the socket bound to @dport and @daddr (or the wildcard address).
- * The port space is shared by both families. Called under RCU; returns a
+ * May a packet that arrived on interface @dif (@sdif: its VRF slave, or 0)
+ * reach @sk? A socket bound to a device (SO_BINDTODEVICE, a VRF) takes
+ * only what arrives there; an unbound one takes what arrives in a VRF only
+ * with net.ipv4.udp_l3mdev_accept, as UDP sockets do.
+ */
+static bool dlcp_dev_match(struct net *net, const struct sock *sk, int dif,
+			   int sdif)
+{
+	bool l3mdev_accept = true;
+
+#if IS_ENABLED(CONFIG_NET_L3_MASTER_DEV)
+	l3mdev_accept = READ_ONCE(net->ipv4.sysctl_udp_l3mdev_accept);
+#endif
+	return inet_bound_dev_eq(l3mdev_accept,
+				 READ_ONCE(sk->sk_bound_dev_if), dif, sdif);
+}
+
+/*
+ * Find the socket bound to @dport and @daddr (or the wildcard address),
+ * and to interface @dif or @sdif if bound to one (dlcp_dev_match()). The
+ * port space is shared by both families. Called under RCU; returns a
  * referenced socket or NULL.
  */
 struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
-			 __be16 dport)
+			 __be16 dport, int dif, int sdif)
 {
 	u16 port = ntohs(dport);
 	struct dlcp_sock *dsk;
@@ -134,7 +154,8 @@ struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
 
 		if (!net_eq(sock_net(sk), net) || dsk->inet.inet_num != port)
 			continue;
-		if (!dlcp_addr_match(sk, daddr))
+		if (!dlcp_addr_match(sk, daddr) ||
+		    !dlcp_dev_match(net, sk, dif, sdif))
 			continue;
 		return refcount_inc_not_zero(&sk->sk_refcnt) ? sk : NULL;
 	}
@@ -239,15 +260,47 @@ static void dlcp_set_rcv_saddr(struct sock *sk, const struct in6_addr *addr)
 	}
 }
 
+/*
+ * Run the cgroup BPF programs of @type (bind or connect, the IPv4 or IPv6
+ * one after @uaddr's family) on a kernel copy of a user address: they may
+ * refuse it or rewrite it, as for TCP and UDP. @flags gets the bind
+ * program's BIND_NO_CAP_NET_BIND_SERVICE.
+ */
+static int dlcp_cgroup_addr(struct sock *sk, struct sockaddr *uaddr, int len,
+			    bool bind, u32 *flags)
+{
+	if (uaddr->sa_family == AF_INET) {
+		if (len < (int)sizeof(struct sockaddr_in))
+			return -EINVAL;
+		return bind ? BPF_CGROUP_RUN_PROG_INET_BIND_LOCK(sk, uaddr,
+						CGROUP_INET4_BIND, flags) :
+			      BPF_CGROUP_RUN_PROG_INET4_CONNECT_LOCK(sk, uaddr);
+	}
+	if (uaddr->sa_family == AF_INET6 && sk->sk_family == AF_INET6) {
+		if (len < SIN6_LEN_RFC2133)
+			return -EINVAL;
+		return bind ? BPF_CGROUP_RUN_PROG_INET_BIND_LOCK(sk, uaddr,
+						CGROUP_INET6_BIND, flags) :
+			      BPF_CGROUP_RUN_PROG_INET6_CONNECT_LOCK(sk, uaddr);
+	}
+	return 0;	/* dlcp_sockaddr() refuses the family */
+}
+
 static int dlcp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 {
 	struct sock *sk = sock->sk;
 	struct net *net = sock_net(sk);
 	struct in6_addr addr;
+	u32 flags = 0;
 	__be16 port;
 	u16 snum;
 	int err;
 
+	if (len < (int)sizeof(sa_family_t))
+		return -EINVAL;
+	err = dlcp_cgroup_addr(sk, uaddr, len, true, &flags);
+	if (err)
+		return err;
 	err = dlcp_sockaddr(sk, uaddr, len, &addr, &port);
 	if (err)
 		return err;
@@ -259,6 +312,7 @@ static int dlcp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 		return -EADDRNOTAVAIL;
 	snum = ntohs(port);
 	if (snum && inet_port_requires_bind_service(net, snum) &&
+	    !(flags & BIND_NO_CAP_NET_BIND_SERVICE) &&
 	    !ns_capable(net->user_ns, CAP_NET_BIND_SERVICE))
 		return -EACCES;
 
@@ -310,6 +364,11 @@ static int dlcp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 		release_sock(sk);
 		return 0;
 	}
+	if (len < (int)sizeof(sa_family_t))
+		return -EINVAL;
+	err = dlcp_cgroup_addr(sk, uaddr, len, false, NULL);
+	if (err)
+		return err;
 	err = dlcp_dest(sk, uaddr, len, &m.daddr, &m.dport);
 	if (err)
 		return err;
@@ -552,6 +611,25 @@ static void dlcp_unreserve_snd(struct sock *sk, u32 len)
 	dlcp_write_space(sk);
 }
 
+/*
+ * The wire id of a new message to @daddr port @dport. Ids count up per
+ * socket, so no destination sees an id twice in 2^32 messages, and each
+ * destination's ids are offset by a keyed hash of it (as TCP's initial
+ * sequence numbers are), so that a host that receives from this socket
+ * cannot tell which ids it uses towards others: control packets and DATA
+ * forged off-path must guess a 32-bit id. Under dlcp_sock.lock.
+ */
+static u32 dlcp_next_msg_id(struct dlcp_sock *dsk,
+			    const struct in6_addr *daddr, __be16 dport)
+{
+	const u32 *a = (__force const u32 *)daddr->s6_addr32;
+	u64 hash = siphash_3u64((u64)a[0] << 32 | a[1], (u64)a[2] << 32 | a[3],
+				(__force u16)dport, &dsk->id_key);
+
+	lockdep_assert_held(&dsk->lock);
+	return dsk->next_msg_id++ + (u32)hash;
+}
+
 static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 {
 	struct sock *sk = sock->sk;
@@ -633,6 +711,8 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	}
 	if (!dsk->prio_set && !(m->meta.flags & DLCP_MSG_HAS_PRIO))
 		m->meta.prio = dlcp_layer_class(dn, m->meta.layer);
+	m->rtx_class = dlcp_check_class(sk, 0) ?
+		       min_t(u8, m->meta.prio, READ_ONCE(dn->unpriv_class)) : 0;
 	m->budget_bytes = dlcp_budget_bytes(m->len, m->meta.budget_ppm);
 	err = dlcp_reserve_snd(sk, len, msg->msg_flags & MSG_DONTWAIT);
 	if (err)
@@ -663,7 +743,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		dlcp_unreserve_snd(sk, len);
 		goto free_msg;
 	}
-	m->id = dsk->next_msg_id++;
+	m->id = dlcp_next_msg_id(dsk, &daddr, dport);
 	if (args.deadline_ms)
 		m->deadline = jiffies + msecs_to_jiffies(args.deadline_ms);
 	dlcp_out_enqueue(dsk, m);
@@ -904,6 +984,7 @@ static int dlcp_init_sock(struct sock *sk)
 	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
 		INIT_HLIST_HEAD(&dsk->peers[i]);
 	dsk->next_msg_id = get_random_u32();
+	get_random_bytes(&dsk->id_key, sizeof(dsk->id_key));
 	dsk->encap = -1;
 	dsk->loss_budget_ppm = READ_ONCE(dn->loss_budget_ppm);
 	sock_set_flag(sk, SOCK_RCU_FREE);

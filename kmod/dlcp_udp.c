@@ -103,7 +103,8 @@ static void dlcp_udp_err_rcv(struct sock *usk, struct sk_buff *skb,
 		daddr = ip6h->daddr;
 	}
 	h = (const struct dlcp_hdr *)(skb->data + off);
-	sk = dlcp_err_sock(sock_net(usk), &saddr, h->source);
+	sk = dlcp_err_sock(sock_net(usk), &saddr, h->source,
+			   skb->dev->ifindex);
 	if (sk)
 		dlcp_err_pmtu(sk, &daddr, mtu);
 }

@@ -18,7 +18,7 @@
 # a check of the kernel log. Exit status 0 only if nothing failed.
 #
 # usage: run_vm.sh [--ko PATH] [COMPONENT...]
-#   COMPONENT: dlcp_api dlcp_raw dlcp_netns dlcp_loss dlcp_prio dlcp_trace
+#   COMPONENT: dlcp_api dlcp_raw dlcp_hostile dlcp_netns dlcp_loss dlcp_prio dlcp_trace
 #              dlcp_dissector dlcp_module (default: all in that order but
 #              the slow dlcp_prio, which runs with DLCP_SLOW=1)
 # Environment: DLCP_TIMEOUT_SCALE=N multiplies the component timeouts
@@ -40,6 +40,7 @@ KO=$REPO_DIR/kmod/dlcp.ko
 COMPONENTS=(
 	"dlcp_api 300"
 	"dlcp_raw 120"
+	"dlcp_hostile 400"
 	"dlcp_netns.sh 600"
 	"dlcp_netns6.sh 600"
 	"dlcp_loss.sh 600"

@@ -1,0 +1,717 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP on a shared node: hostile peers and users.
+ *
+ * Each test runs in a network namespace of its own (the harness forks a
+ * child per test). They check that:
+ *  - UDP GSO super-packets are built only in page fragments with room for
+ *    them (order-0 pages, MTU 9000), and transfers stay byte-exact;
+ *  - a host that receives from a socket cannot predict the message ids
+ *    that socket uses towards another host, so DATA forged off-path does
+ *    not pre-write (poison) a message it sends there;
+ *  - critical retransmissions of an unprivileged sender do not go out in
+ *    class 0, which only CAP_NET_ADMIN may use;
+ *  - a socket bound to a device receives only what arrives there, and
+ *    DLCP_PATHS cannot lead out of it;
+ *  - socket filters, IPsec policies and cgroup BPF bind/connect programs
+ *    apply to DLCP as to UDP;
+ *  - an IPv6 packet with a v4-mapped source is dropped, not taken for
+ *    IPv4.
+ * Needs root and the dlcp module loaded.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <linux/filter.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <linux/dlcp.h>
+
+/* the harness's TEST() has a parameter a plain test does not use */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#include "dlcp_pkt.h"
+#include "dlcp_util.h"
+
+#define WAIT_MS		10000
+#define QUIET_MS	1500
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                              */
+/* ------------------------------------------------------------------ */
+
+static struct sockaddr_in sin4(const char *ip, uint16_t port)
+{
+	struct sockaddr_in a = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+	};
+
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
+}
+
+/* A DLCP socket bound to @ip, port chosen by the kernel; -1 on error. */
+static int bound4(const char *ip)
+{
+	struct sockaddr_in a = sin4(ip, 0);
+	int fd = socket(AF_INET, SOCK_DLCP, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static uint16_t port_of(int fd)
+{
+	struct sockaddr_in6 a;
+	socklen_t len = sizeof(a);
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len))
+		return 0;
+	return ntohs(a.sin6_port);	/* same offset in sockaddr_in */
+}
+
+/* Send @len bytes to @ip:@port as one message with DLCP_CMSG_SEND @flags. */
+static ssize_t send_to(int fd, const char *ip, uint16_t port,
+		       const void *buf, size_t len, uint16_t flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct dlcp_send_info))];
+		struct cmsghdr align;
+	} ctl;
+	struct dlcp_send_info si = { .flags = flags };
+	struct sockaddr_in to = sin4(ip, port);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = {
+		.msg_name = &to, .msg_namelen = sizeof(to),
+		.msg_iov = &iov, .msg_iovlen = 1,
+	};
+	struct cmsghdr *c;
+
+	if (flags) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_DLCP;
+		c->cmsg_type = DLCP_CMSG_SEND;
+		c->cmsg_len = CMSG_LEN(sizeof(si));
+		memcpy(CMSG_DATA(c), &si, sizeof(si));
+	}
+	return sendmsg(fd, &mh, 0);
+}
+
+/*
+ * Receive one message within @ms into @buf, its DLCP_CMSG_RECV into @ri
+ * (if not NULL). Returns its length, or -1 (errno ETIMEDOUT on time out).
+ */
+static ssize_t recv_within(int fd, void *buf, size_t len,
+			   struct dlcp_recv_info *ri, int ms)
+{
+	char ctl[CMSG_SPACE(sizeof(struct dlcp_recv_info)) + 4096];
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl, .msg_controllen = sizeof(ctl),
+	};
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	if (poll(&p, 1, ms) != 1) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	n = recvmsg(fd, &mh, MSG_DONTWAIT);
+	if (n < 0 || !ri)
+		return n;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_DLCP && c->cmsg_type == DLCP_CMSG_RECV)
+			memcpy(ri, CMSG_DATA(c), sizeof(*ri));
+	return n;
+}
+
+static uint64_t snmp(const char *name)
+{
+	struct dlcp_snmp s;
+
+	if (dlcp_snmp_read(&s))
+		return UINT64_MAX;
+	return dlcp_snmp_get(&s, name);
+}
+
+/* Write @val to the file @path (a sysctl outside net.dlcp). */
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/* Close @fd at once: what it has not delivered is aborted (SO_LINGER 0). */
+static void close_now(int fd)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(fd);
+}
+
+static int sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/*
+ * Send the DLCP packet @pkt from @saddr (any address: a raw IPv4 socket
+ * writes the IP header itself) to @daddr.
+ */
+static int raw_send4(const char *saddr, const char *daddr, const void *pkt,
+		     size_t len)
+{
+	uint8_t buf[2048] = { 0 };
+	struct sockaddr_in to = sin4(daddr, 0);
+	uint32_t s, d;
+	int fd, rc;
+
+	if (len + 20 > sizeof(buf))
+		return -1;
+	inet_pton(AF_INET, saddr, &s);
+	inet_pton(AF_INET, daddr, &d);
+	buf[0] = 0x45;
+	dlcp_put16(buf + 2, (uint16_t)(len + 20));
+	buf[8] = 64;
+	buf[9] = IPPROTO_DLCP;
+	memcpy(buf + 12, &s, 4);
+	memcpy(buf + 16, &d, 4);
+	memcpy(buf + 20, pkt, len);
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
+	if (fd < 0)
+		return -1;
+	rc = sendto(fd, buf, len + 20, 0, (struct sockaddr *)&to, sizeof(to));
+	close(fd);
+	return rc == (int)(len + 20) ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Off-path spoofing: message ids                                       */
+/* ------------------------------------------------------------------ */
+
+#define VICTIM_LEN	3000
+#define FORGED_IDS	64
+
+/*
+ * S (127.0.0.1) sends to C (127.0.0.2), which learns the id of that
+ * message. C then forges, from S's address and port, the first segment of
+ * a VICTIM_LEN-byte message to R (127.0.0.3) for each of the next
+ * FORGED_IDS ids, before S sends its real message to R. R must receive
+ * S's bytes: ids towards R must not follow from the ids C saw.
+ */
+TEST(forged_data_needs_unguessable_id)
+{
+	uint8_t pkt[1500], out[VICTIM_LEN], in[VICTIM_LEN], poison[1000];
+	struct dlcp_recv_info ri = { 0 };
+	uint64_t seed = dlcp_payload_seed(1, 1, VICTIM_LEN);
+	uint32_t seen, id;
+	int s, c, r;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	s = bound4("127.0.0.1");
+	c = bound4("127.0.0.2");
+	r = bound4("127.0.0.3");
+	ASSERT_LE(0, s);
+	ASSERT_LE(0, c);
+	ASSERT_LE(0, r);
+
+	memset(out, 0, sizeof(out));
+	ASSERT_EQ(100, send_to(s, "127.0.0.2", port_of(c), out, 100, 0));
+	ASSERT_EQ(100, recv_within(c, in, sizeof(in), &ri, WAIT_MS));
+	seen = ri.msg_id;
+
+	memset(poison, 0xee, sizeof(poison));
+	for (id = seen + 1; id <= seen + FORGED_IDS; id++) {
+		struct dlcp_pkt_info pi = {
+			.sport = port_of(s), .dport = port_of(r),
+			.msg_id = id, .msg_len = VICTIM_LEN,
+		};
+		struct dlcp_pkt_data_info di = { .dtype = DLCP_DTYPE_BYTES };
+		size_t len = dlcp_pkt_build_data(pkt, sizeof(pkt), &pi, &di,
+						 poison, sizeof(poison));
+		uint32_t sa = htonl(0x7f000001), da = htonl(0x7f000003);
+
+		ASSERT_LT(0, len);
+		dlcp_pkt_finish4(pkt, len, sa, da);
+		ASSERT_EQ(0, raw_send4("127.0.0.1", "127.0.0.3", pkt, len));
+	}
+
+	dlcp_payload_fill(out, VICTIM_LEN, seed);
+	ASSERT_EQ(VICTIM_LEN, send_to(s, "127.0.0.3", port_of(r), out,
+				      VICTIM_LEN, 0));
+	ASSERT_EQ(VICTIM_LEN, recv_within(r, in, sizeof(in), &ri, WAIT_MS));
+	TH_LOG("id seen by C %u, id of the message to R %u", seen, ri.msg_id);
+	EXPECT_EQ(VICTIM_LEN, dlcp_payload_cmp(in, VICTIM_LEN, seed));
+	EXPECT_FALSE(ri.msg_id - seen >= 1 && ri.msg_id - seen <= FORGED_IDS);
+	close(s);
+	close(c);
+	close(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Privilege: the class of critical retransmissions                     */
+/* ------------------------------------------------------------------ */
+
+#define CRIT_MSGS	20
+#define CRIT_LEN	20000
+
+/*
+ * An unprivileged sender's critical segments, resent over a lossy link,
+ * must not take class 0 (net.dlcp.unpriv_class is 1 by default). A raw
+ * socket sees every DATA packet that survives the loss and reads its DSCP.
+ */
+TEST(unprivileged_critical_retransmissions)
+{
+	long long dscp0;
+	static uint8_t buf[CRIT_LEN];
+	unsigned int rtx = 0, in_class0 = 0;
+	int tx, rx, raw, i;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
+	ASSERT_EQ(0, dlcp_sysctl_read("class_dscp", &dscp0));
+	if (sh("tc qdisc add dev lo root netem loss 20% 2>/dev/null"))
+		SKIP(return, "no netem");
+	raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
+	tx = bound4("127.0.0.1");
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, raw);
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	/* drop every capability: become nobody */
+	ASSERT_EQ(0, setresgid(65534, 65534, 65534));
+	ASSERT_EQ(0, setresuid(65534, 65534, 65534));
+
+	for (i = 0; i < CRIT_MSGS; i++) {
+		ASSERT_EQ(CRIT_LEN, send_to(tx, "127.0.0.1", port_of(rx), buf,
+					    CRIT_LEN, DLCP_MSG_CRITICAL));
+		ASSERT_EQ(CRIT_LEN, recv_within(rx, buf, CRIT_LEN, NULL,
+						WAIT_MS));
+	}
+	for (;;) {
+		uint8_t p[2048];
+		ssize_t n = recv(raw, p, sizeof(p), MSG_DONTWAIT);
+		const uint8_t *h = p + (p[0] & 0xf) * 4;
+
+		if (n < 0)
+			break;
+		if (n < (p[0] & 0xf) * 4 + DLCP_HDR_LEN ||
+		    (h[4] & 0xf) != DLCP_T_DATA || !(h[5] & DLCP_HF_RETRANS))
+			continue;
+		rtx++;
+		in_class0 += (p[1] >> 2) == dscp0;
+	}
+	TH_LOG("critical retransmissions seen: %u, in class 0: %u", rtx,
+	       in_class0);
+	EXPECT_LT(0, rtx);
+	EXPECT_EQ(0, in_class0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Isolation: devices                                                   */
+/* ------------------------------------------------------------------ */
+
+static int add_dummy(const char *name)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd),
+		 "modprobe -q dummy; ip link add %s type dummy && ip link set %s up",
+		 name, name);
+	return sh(cmd);
+}
+
+/* A socket bound to a device takes nothing that arrives elsewhere (lo). */
+TEST(bound_device_receive)
+{
+	const char dev[] = "dlcpdum0";
+	char buf[64];
+	int tx, rx, plain;
+	uint64_t nosock;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	if (add_dummy(dev))
+		SKIP(return, "no dummy device");
+	tx = bound4("127.0.0.1");
+	rx = socket(AF_INET, SOCK_DLCP, 0);
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(0, setsockopt(rx, SOL_SOCKET, SO_BINDTODEVICE, dev,
+				sizeof(dev)));
+	{
+		struct sockaddr_in a = sin4("0.0.0.0", 0);
+
+		ASSERT_EQ(0, bind(rx, (struct sockaddr *)&a, sizeof(a)));
+	}
+	nosock = snmp("DlcpDropNoSocket");
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(rx), "hello", 5, 0));
+	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	EXPECT_LT(nosock, snmp("DlcpDropNoSocket"));
+
+	/* the same port unbound from the device (a control) */
+	plain = bound4("127.0.0.1");
+	ASSERT_LE(0, plain);
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(plain), "hello", 5, 0));
+	EXPECT_EQ(5, recv_within(plain, buf, sizeof(buf), NULL, WAIT_MS));
+	close_now(tx);
+	close(rx);
+	close(plain);
+}
+
+/* DLCP_PATHS cannot name an interface outside the socket's device. */
+TEST(bound_device_paths)
+{
+	const char dev[] = "dlcpdum1";
+	struct dlcp_path p = { .weight = 1 };
+	int fd;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	if (add_dummy(dev))
+		SKIP(return, "no dummy device");
+	fd = socket(AF_INET, SOCK_DLCP, 0);
+	ASSERT_LE(0, fd);
+	p.ifindex = if_nametoindex(dev);
+	ASSERT_LT(0, p.ifindex);
+	/* unbound: any interface */
+	EXPECT_EQ(0, setsockopt(fd, SOL_DLCP, DLCP_PATHS, &p, sizeof(p)));
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3));
+	EXPECT_EQ(-1, setsockopt(fd, SOL_DLCP, DLCP_PATHS, &p, sizeof(p)));
+	EXPECT_EQ(EINVAL, errno);
+	/* set before the binding: sendmsg() refuses it */
+	EXPECT_EQ(-1, send_to(fd, "127.0.0.1", 9, "x", 1, 0));
+	EXPECT_EQ(EINVAL, errno);
+	p.ifindex = if_nametoindex("lo");
+	EXPECT_EQ(0, setsockopt(fd, SOL_DLCP, DLCP_PATHS, &p, sizeof(p)));
+	close_now(fd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernel policy: socket filters, IPsec, cgroup BPF                     */
+/* ------------------------------------------------------------------ */
+
+TEST(socket_filter)
+{
+	struct sock_filter drop_all = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { .len = 1, .filter = &drop_all };
+	uint64_t filtered;
+	int tx, rx, zero = 0;
+	char buf[64];
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	tx = bound4("127.0.0.1");
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(0, setsockopt(rx, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+				sizeof(prog)));
+	filtered = snmp("DlcpDropFilter");
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(rx), "first", 5, 0));
+	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	EXPECT_LT(filtered, snmp("DlcpDropFilter"));
+
+	ASSERT_EQ(0, setsockopt(rx, SOL_SOCKET, SO_DETACH_FILTER, &zero,
+				sizeof(zero)));
+	ASSERT_EQ(6, send_to(tx, "127.0.0.1", port_of(rx), "second", 6, 0));
+	EXPECT_EQ(6, recv_within(rx, buf, sizeof(buf), NULL, WAIT_MS));
+	close_now(tx);
+	close(rx);
+}
+
+/* An inbound policy that requires ESP for protocol 253: plaintext is dropped */
+TEST(ipsec_policy_required)
+{
+	char buf[64];
+	int tx, rx;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	sh("modprobe -q xfrm_user");
+	if (sh("ip xfrm policy add src 127.0.0.1/32 dst 127.0.0.1/32 proto 253 "
+	       "dir in tmpl proto esp mode transport level required"))
+		SKIP(return, "no ip xfrm");
+	tx = bound4("127.0.0.1");
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(rx), "plain", 5, 0));
+	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	EXPECT_LT(0, snmp("DlcpDropPolicy"));
+
+	ASSERT_EQ(0, sh("ip xfrm policy flush"));
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(rx), "again", 5, 0));
+	EXPECT_EQ(5, recv_within(rx, buf, sizeof(buf), NULL, WAIT_MS));
+	close_now(tx);
+	close(rx);
+}
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* A cgroup/sock_addr program of @type that refuses every address. */
+static int bpf_refuse(enum bpf_attach_type type)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_CGROUP_SOCK_ADDR;
+	attr.expected_attach_type = type;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = 2;
+	attr.license = (uintptr_t)"GPL";
+	return sys_bpf(BPF_PROG_LOAD, &attr);
+}
+
+/*
+ * In a child cgroup whose bind4 and connect4 programs refuse everything,
+ * bind() and connect() of a DLCP socket fail with EPERM, as for UDP.
+ * Returns the number of failed checks, or -1 to skip.
+ */
+static int cgroup_child(const char *cg)
+{
+	struct sockaddr_in a = sin4("127.0.0.1", 0);
+	char path[400];
+	int fails = 0, fd, udp;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	if (write_file(path, "0"))
+		return -1;
+	fd = socket(AF_INET, SOCK_DLCP, 0);
+	udp = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || udp < 0)
+		return 1;
+	/* UDP first: if the programs do not stop it, skip */
+	if (!bind(udp, (struct sockaddr *)&a, sizeof(a)))
+		return -1;
+	fails += !(bind(fd, (struct sockaddr *)&a, sizeof(a)) && errno == EPERM);
+	a.sin_port = htons(9);
+	fails += !(connect(fd, (struct sockaddr *)&a, sizeof(a)) &&
+		   errno == EPERM);
+	return fails;
+}
+
+TEST(cgroup_bpf_bind_connect)
+{
+	char root[] = "/tmp/dlcp-cg-XXXXXX", cg[300];
+	enum bpf_attach_type types[] = {
+		BPF_CGROUP_INET4_BIND, BPF_CGROUP_INET4_CONNECT,
+	};
+	int cgfd, status, i;
+	pid_t pid;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, unshare(CLONE_NEWNS));
+	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	ASSERT_NE(NULL, mkdtemp(root));
+	if (mount("none", root, "cgroup2", 0, NULL)) {
+		rmdir(root);
+		SKIP(return, "no cgroup2");
+	}
+	snprintf(cg, sizeof(cg), "%s/dlcp-test-%d", root, getpid());
+	ASSERT_EQ(0, mkdir(cg, 0755));
+	cgfd = open(cg, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, cgfd);
+	for (i = 0; i < 2; i++) {
+		union bpf_attr attr;
+		int prog = bpf_refuse(types[i]);
+
+		if (prog < 0) {
+			rmdir(cg);
+			umount(root);
+			rmdir(root);
+			SKIP(return, "cannot load BPF: %s", strerror(errno));
+		}
+		memset(&attr, 0, sizeof(attr));
+		attr.target_fd = cgfd;
+		attr.attach_bpf_fd = prog;
+		attr.attach_type = types[i];
+		ASSERT_EQ(0, sys_bpf(BPF_PROG_ATTACH, &attr));
+	}
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(cgroup_child(cg) & 0xff);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	rmdir(cg);
+	umount(root);
+	rmdir(root);
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 0xff)
+		SKIP(return, "cgroup programs do not apply here");
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* ------------------------------------------------------------------ */
+/* Addresses: v4-mapped IPv6 sources                                    */
+/* ------------------------------------------------------------------ */
+
+TEST(ipv6_v4mapped_source)
+{
+	uint8_t pkt[256], ip6[300] = { 0 };
+	struct in6_addr src, dst = IN6ADDR_LOOPBACK_INIT;
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6 };
+	struct dlcp_pkt_info pi = { .msg_id = 77, .msg_len = 5,
+				    .flags = DLCP_HF_LAST };
+	struct dlcp_pkt_data_info di = { .dtype = DLCP_DTYPE_BYTES };
+	uint64_t dropped;
+	char buf[16];
+	size_t len;
+	int rx, raw;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	rx = socket(AF_INET6, SOCK_DLCP, 0);
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(0, bind(rx, (struct sockaddr *)&a, sizeof(a)));
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &src);
+	pi.sport = 4242;
+	pi.dport = port_of(rx);
+	len = dlcp_pkt_build_data(pkt, sizeof(pkt), &pi, &di, "spoof", 5);
+	ASSERT_LT(0, len);
+	dlcp_pkt_set_csum(pkt, len, dlcp_csum_pseudo6(&src, &dst,
+						       IPPROTO_DLCP, len));
+	ip6[0] = 0x60;
+	dlcp_put16(ip6 + 4, (uint16_t)len);
+	ip6[6] = IPPROTO_DLCP;
+	ip6[7] = 64;
+	memcpy(ip6 + 8, &src, 16);
+	memcpy(ip6 + 24, &dst, 16);
+	memcpy(ip6 + 40, pkt, len);
+	raw = socket(AF_INET6, SOCK_RAW, IPPROTO_RAW);
+	ASSERT_LE(0, raw);
+	a.sin6_addr = dst;
+	dropped = snmp("DlcpDropAddr");
+	ASSERT_EQ(40 + len, sendto(raw, ip6, 40 + len, 0, (struct sockaddr *)&a,
+				   sizeof(a)));
+	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	EXPECT_EQ(dropped + 1, snmp("DlcpDropAddr"));
+	close(raw);
+	close(rx);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory safety: UDP GSO from small page fragments                     */
+/* ------------------------------------------------------------------ */
+
+#define HIGH_ORDER "/proc/sys/net/core/high_order_alloc_disable"
+#define BIG_MSG		(4 << 20)
+#define NR_BIG		6
+
+/* Send NR_BIG messages of BIG_MSG bytes @tx -> @rx; 0 if all arrive exact */
+static int big_transfers(struct __test_metadata *_metadata, int tx, int rx)
+{
+	uint8_t *out = malloc(BIG_MSG), *in = malloc(BIG_MSG);
+	int i, bad = 0;
+
+	ASSERT_TRUE(out && in);
+	for (i = 0; i < NR_BIG; i++) {
+		uint64_t seed = dlcp_payload_seed(7, i, BIG_MSG);
+		ssize_t n;
+
+		dlcp_payload_fill(out, BIG_MSG, seed);
+		ASSERT_EQ(BIG_MSG, send_to(tx, "127.0.0.1", port_of(rx), out,
+					   BIG_MSG, 0));
+		n = recv_within(rx, in, BIG_MSG, NULL, 30000);
+		ASSERT_EQ(BIG_MSG, n);
+		if (dlcp_payload_cmp(in, BIG_MSG, seed) != BIG_MSG)
+			bad++;
+	}
+	free(out);
+	free(in);
+	return bad;
+}
+
+/*
+ * With net.core.high_order_alloc_disable (or a failed order-3 allocation)
+ * the socket's page fragment is one page, smaller than a 9000-byte packet:
+ * a super-packet must not be written into it. Then, with high-order pages
+ * again, super-packets are built and the transfers stay exact.
+ */
+FIXTURE(big) {
+};
+
+FIXTURE_SETUP(big)
+{
+}
+
+FIXTURE_TEARDOWN(big)
+{
+}
+
+TEST_F_TIMEOUT(big, gso_small_page_frags, 240)
+{
+	char old[16] = "0";
+	uint64_t gso0, gso1;
+	int fd, tx, rx;
+	ssize_t n;
+
+	/* a global sysctl: open it in the initial namespace */
+	fd = open(HIGH_ORDER, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	n = read(fd, old, sizeof(old) - 1);
+	ASSERT_LT(0, n);
+	old[n] = 0;
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 9000));
+	ASSERT_EQ(0, dlcp_sysctl_write("encap", 1));
+	ASSERT_EQ(0, dlcp_sysctl_write("udp_gso", 1));
+	ASSERT_EQ(0, dlcp_sysctl_write("udp_entropy", 0));
+	tx = bound4("127.0.0.1");
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+
+	ASSERT_EQ(1, pwrite(fd, "1", 1, 0));
+	n = big_transfers(_metadata, tx, rx);
+	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
+	close(fd);
+	EXPECT_EQ(0, n);
+
+	gso0 = snmp("DlcpUdpGsoOutPkts");
+	EXPECT_EQ(0, big_transfers(_metadata, tx, rx));
+	gso1 = snmp("DlcpUdpGsoOutPkts");
+	TH_LOG("super-packets with high-order pages: %llu",
+	       (unsigned long long)(gso1 - gso0));
+	EXPECT_LT(gso0, gso1);
+	close(tx);
+	close(rx);
+}
+
+TEST_HARNESS_MAIN
