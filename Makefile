@@ -44,8 +44,8 @@ USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -I$(TOP)/uapi
 export USER_CFLAGS
 
 # the one version of the module, the tools and the packages
-DLCP_VERSION := $(shell cat $(TOP)/VERSION)
-export DLCP_VERSION
+DLCP_RELEASE := $(shell cat $(TOP)/VERSION)
+export DLCP_RELEASE
 
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
