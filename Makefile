@@ -11,8 +11,8 @@
 #   make bench        DLCP against TCP on emulated links (QUICK=1: a subset)
 #   make debug-check  selftests + fuzzers on a KASAN/lockdep/kmemleak kernel
 #                     (builds it once per machine, ~30-45 min; not in check)
-#   make install      install module, header, man pages and userspace parts
-#                     (real node)
+#   make install      install module, header, man pages, library, tools
+#                     (dlcpstat, dlcp-cat, dlcp-perf, dlcp-qos) on a real node
 #   make uninstall    remove what install installed
 #   make deps         install the Debian packages of the tests and the VM
 #
@@ -37,7 +37,9 @@ ifeq ($(origin KDIR), undefined)
     KDIR = $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64)))
   endif
 endif
-KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+# the release dlcp.ko was built for, from its vermagic (a distribution's
+# headers may report another kernelrelease than the one modules_install uses)
+KVER = $(or $(word 1,$(shell modinfo -F vermagic $(TOP)/kmod/dlcp.ko 2>/dev/null)),$(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null))
 
 CC ?= cc
 USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -I$(TOP)/uapi
@@ -50,6 +52,8 @@ export DLCP_RELEASE
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
 DESTDIR ?=
+# dlcp(7), dlcpstat(8), dlcp-cat(1), dlcp-perf(1), dlcp-qos(8), libdlcp(3)
+MANPAGES := $(wildcard docs/man/*.[1-9])
 
 # The goals that need the test packages (tools/install-deps). When one of them
 # is asked for, the build targets depend on deps too, so that the packages are
@@ -201,8 +205,15 @@ install: module userspace
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_DIR=extra \
 		INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	install -D -m 0644 uapi/linux/dlcp.h $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
-	install -D -m 0644 docs/man/dlcp.7 $(DESTDIR)$(MANDIR)/man7/dlcp.7
+	for p in $(MANPAGES); do \
+		install -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/} || exit 1; \
+	done
 	$(MAKE) -C userspace/tools install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	install -D -m 0755 userspace/perf/dlcp-perf $(DESTDIR)$(PREFIX)/bin/dlcp-perf
+	install -d $(DESTDIR)$(PREFIX)/sbin
+	sed 's|^DLCP_RELEASE=@DLCP_RELEASE@$$|DLCP_RELEASE=$(DLCP_RELEASE)|' \
+		tc-scripts/dlcp-qos > $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
+	chmod 0755 $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
 	$(MAKE) -C userspace/lib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	install -D -m 0644 tools/wireshark/dlcp.lua \
 		$(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
@@ -211,8 +222,11 @@ install: module userspace
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dlcp.ko*
 	rm -f $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
-	rm -f $(DESTDIR)$(MANDIR)/man7/dlcp.7
+	for p in $(MANPAGES); do \
+		rm -f $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
+	done
 	$(MAKE) -C userspace/tools uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	rm -f $(DESTDIR)$(PREFIX)/bin/dlcp-perf $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
 	$(MAKE) -C userspace/lib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	rm -f $(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
