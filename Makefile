@@ -2,7 +2,8 @@
 #
 # DLCP top-level build.
 #
-#   make              build dlcp.ko and the userspace parts
+#   make              build dlcp.ko and the userspace parts (needs only a C
+#                     compiler, make and the kernel's headers; installs nothing)
 #   make check        all tests: unit tests, static checks, VM selftests
 #   make demo         the main job: DDP training over gloo/TCP and over DLCP on
 #                     lossy links, side by side, in the VM
@@ -10,8 +11,17 @@
 #   make bench        DLCP against TCP on emulated links (QUICK=1: a subset)
 #   make debug-check  selftests + fuzzers on a KASAN/lockdep/kmemleak kernel
 #                     (builds it once per machine, ~30-45 min; not in check)
-#   make install      install module, header and userspace parts (real node)
+#   make install      install module, header, man pages, library, tools
+#                     (dlcpstat, dlcp-cat, dlcp-perf, dlcp-qos) on a real node
 #   make uninstall    remove what install installed
+#   make deps         install the Debian packages of the tests and the VM
+#
+# Building (all, module, userspace, install, dkms-install) never installs
+# packages. The test targets (check, unit-tests, static-checks, selftests,
+# vm-tests, demo*, bench, debug-*, fuzz-long, sparse, checkpatch) first run
+# tools/install-deps, which apt-get installs what they need (Debian 12, as
+# root); DLCP_NO_DEPS=1 skips that for all of them but check, which always
+# installs everything first.
 #
 # The module builds against /lib/modules/$(uname -r)/build where that exists
 # (a real cluster node), else against the headers of the Debian kernel the
@@ -27,19 +37,35 @@ ifeq ($(origin KDIR), undefined)
     KDIR = $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64)))
   endif
 endif
-KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+# the release dlcp.ko was built for, from its vermagic (a distribution's
+# headers may report another kernelrelease than the one modules_install uses)
+KVER = $(or $(word 1,$(shell modinfo -F vermagic $(TOP)/kmod/dlcp.ko 2>/dev/null)),$(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null))
 
 CC ?= cc
 USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -I$(TOP)/uapi
 export USER_CFLAGS
 
+# the one version of the module, the tools and the packages
+DLCP_RELEASE := $(shell cat $(TOP)/VERSION)
+export DLCP_RELEASE
+
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
 DESTDIR ?=
-# Set DLCP_NO_DEPS=1 to skip the package check (e.g. on a node set up by hand).
-DEPS_STAMP := $(if $(DLCP_NO_DEPS),,deps)
+# dlcp(7), dlcpstat(8), dlcp-cat(1), dlcp-perf(1), dlcp-qos(8), libdlcp(3)
+MANPAGES := $(wildcard docs/man/*.[1-9])
 
-.PHONY: all deps deps-source module userspace selftests check unit-tests \
+# The goals that need the test packages (tools/install-deps). When one of them
+# is asked for, the build targets depend on deps too, so that the packages are
+# there before anything is built (also under make -j); a plain build never runs
+# apt-get. DLCP_NO_DEPS=1 skips the package check (a machine set up by hand);
+# make check ignores it.
+TEST_GOALS := deps check unit-tests static-checks selftests vm-tests demo \
+	demo-train demo-coll demo-ps bench fuzz-long debug-kernel debug-module \
+	debug-check sparse checkpatch
+DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS)),deps))
+
+.PHONY: all deps deps-source module userspace test-progs selftests check unit-tests \
 	static-checks vm-tests demo demo-coll demo-ps install uninstall clean checkpatch sparse \
 	dlcpstat dkms-install dkms-uninstall bench perf demo-train fuzz-long \
 	debug-kernel debug-module debug-check
@@ -53,15 +79,23 @@ deps-source:
 	@tools/install-deps --source
 
 module: $(DEPS_STAMP)
+	@[ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ] || { \
+		echo "no kernel headers found: install those of the running kernel" \
+		     "(Debian/Ubuntu: apt-get install linux-headers-$$(uname -r))" \
+		     "or set KDIR=" >&2; exit 1; }
 	$(MAKE) -C kmod KDIR=$(KDIR) W=1
 
+# what a node runs: tools, library, demo and benchmark programs (libc only)
 userspace: $(DEPS_STAMP)
-	$(MAKE) -C userspace/tests
 	$(MAKE) -C userspace/demo
 	$(MAKE) -C userspace/tools
 	$(MAKE) -C userspace/lib
-	$(MAKE) -C userspace/lib/tests
 	$(MAKE) -C userspace/perf
+
+# the test programs (cmocka): host unit tests, libdlcp's tests in the VM
+test-progs: $(DEPS_STAMP) userspace
+	$(MAKE) -C userspace/tests
+	$(MAKE) -C userspace/lib/tests
 
 dlcpstat:
 	$(MAKE) -C userspace/tools dlcpstat
@@ -70,7 +104,7 @@ perf: $(DEPS_STAMP)
 	$(MAKE) -C userspace/perf
 
 # DLCP against TCP in the VM (docs/bench.md); QUICK=1 for the short subset
-bench: module perf
+bench: $(DEPS_STAMP) module perf
 	QUICK=$(QUICK) bench/run
 
 selftests: $(DEPS_STAMP) deps-source
@@ -90,23 +124,23 @@ check: deps deps-source
 	selftests/ktap-totals build/*.tap || rc=1; \
 	exit $$rc
 
-unit-tests: userspace
+unit-tests: $(DEPS_STAMP) test-progs
 	@mkdir -p build
 	$(MAKE) -s -C userspace/tests run 2>&1 | tee build/unit.tap
 	$(MAKE) -s -C userspace/tools check 2>&1 | tee build/tools.tap
 	$(MAKE) -s -C userspace/lib/tests run 2>&1 | tee build/libdlcp.tap
 	$(MAKE) -s -C fuzz check 2>&1 | tee build/fuzz.tap
 
-static-checks: deps-source
+static-checks: $(DEPS_STAMP) deps-source
 	@mkdir -p build
 	tools/static-checks $(KDIR) 2>&1 | tee build/static.tap
 	tools/check-man 2>&1 | tee build/man.tap
 
-vm-tests: module userspace selftests
+vm-tests: module userspace test-progs selftests
 	@mkdir -p build
 	selftests/run.sh 2>&1 | tee build/vm.tap
 
-checkpatch: deps-source
+checkpatch: $(DEPS_STAMP) deps-source
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \
 		--no-tree -f kmod/dlcp_*.c kmod/dlcp_impl.h uapi/linux/dlcp.h
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl \
@@ -117,17 +151,17 @@ sparse: $(DEPS_STAMP)
 
 # DDP training of a small model over gloo/TCP and over DLCP on the same
 # lossy links, plus a lossless reference (userspace/python/demo_train.sh)
-demo: module userspace
+demo: $(DEPS_STAMP) module userspace test-progs
 	tools/vm-run --timeout 2400 -- userspace/python/demo_train.sh
 
 demo-train: demo
 
 # the demo's all-reduce alone (no model): TCP and DLCP, ring and direct
-demo-coll: module userspace
+demo-coll: $(DEPS_STAMP) module userspace test-progs
 	tools/vm-run --timeout 1800 --env WORKLOAD=coll -- userspace/python/demo_train.sh
 
 # a parameter server and 3 workers exchange gradients with dlcp-demo
-demo-ps: module userspace
+demo-ps: $(DEPS_STAMP) module userspace test-progs
 	tools/vm-run --timeout 900 -- tools/demo
 
 # the long fuzz and soak runs (not part of make check)
@@ -158,7 +192,7 @@ debug-module: debug-kernel
 	cp uapi/linux/*.h $(DEBUG_MOD)/uapi/linux/
 	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_MOD)/kmod CONFIG_DLCP=m W=1 modules
 
-debug-check: debug-module userspace selftests
+debug-check: debug-module userspace test-progs selftests
 	$(MAKE) -C fuzz vm
 	@mkdir -p build
 	tools/debug-check --log build/debug.tap; rc=$$?; \
@@ -171,8 +205,15 @@ install: module userspace
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_DIR=extra \
 		INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	install -D -m 0644 uapi/linux/dlcp.h $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
-	install -D -m 0644 docs/man/dlcp.7 $(DESTDIR)$(MANDIR)/man7/dlcp.7
+	for p in $(MANPAGES); do \
+		install -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/} || exit 1; \
+	done
 	$(MAKE) -C userspace/tools install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	install -D -m 0755 userspace/perf/dlcp-perf $(DESTDIR)$(PREFIX)/bin/dlcp-perf
+	install -d $(DESTDIR)$(PREFIX)/sbin
+	sed 's|^DLCP_RELEASE=@DLCP_RELEASE@$$|DLCP_RELEASE=$(DLCP_RELEASE)|' \
+		tc-scripts/dlcp-qos > $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
+	chmod 0755 $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
 	$(MAKE) -C userspace/lib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	install -D -m 0644 tools/wireshark/dlcp.lua \
 		$(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
@@ -181,8 +222,11 @@ install: module userspace
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dlcp.ko*
 	rm -f $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
-	rm -f $(DESTDIR)$(MANDIR)/man7/dlcp.7
+	for p in $(MANPAGES); do \
+		rm -f $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
+	done
 	$(MAKE) -C userspace/tools uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	rm -f $(DESTDIR)$(PREFIX)/bin/dlcp-perf $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
 	$(MAKE) -C userspace/lib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	rm -f $(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)

@@ -28,7 +28,7 @@ SCEN_TITLE = {
     "s7": "7. Scaling: message size and senders",
     "s8": "8. CPU efficiency, unshaped veth",
     "s9": "9. ECN: RED marking bottleneck, 4 senders",
-    "s10": "10. Long RTT (30 ms), 1% loss (issue #3)",
+    "s10": "10. Long RTT (30 ms), 1% loss",
 }
 
 
@@ -246,7 +246,7 @@ def targets(cases):
                  "%.2fx" % tr[1] if tr else "-"),
                 er[0] <= 1.05 and er[1] <= 1.05)
 
-    # scenario 10 (issue #3): 30 ms RTT, 1% loss
+    # scenario 10: 30 ms RTT, 1% loss
     for sz in (4 << 20, 1 << 20):
         def one(case, proto, budget="any"):
             r = [c for c in find(cases, "s10", case, proto, budget)

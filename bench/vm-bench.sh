@@ -507,7 +507,7 @@ run_group()
 		done
 		mp_link inorder 0
 		;;
-	lossrtt)	# 10 (issue #3): long round trip with random loss: 30 ms
+	lossrtt)	# 10: long round trip with random loss: 30 ms
 		# base RTT (netem delay 15 ms each way), tbf 30 Mbit/s (limit 128k,
 		# ~1 BDP), 1% loss on the data direction; lone 4 MiB and 1 MiB
 		# messages: DLCP lossless (the reference), DLCP budget 0 and 1%,
@@ -585,7 +585,7 @@ run_group()
 		ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=1
 		ip netns exec $RNS sysctl -qw net.dlcp.encap=0
 		;;
-	thc)	# issue #9: digits training, fp32 / 8-bit / 4-bit homomorphic
+	thc)	# digits training, fp32 / 8-bit / 4-bit homomorphic
 		# compression, with and without DeAR overlap (full bench only)
 		mkdir -p "$OUT/thc"
 		OUT="$OUT/thc/train.jsonl" "$REPO/userspace/python/thc_bench.sh" \

@@ -15,7 +15,7 @@
 #                                             copy in /usr/src
 #
 # Only what the module build needs is copied: dkms.conf, Kconfig, the
-# licences, kmod/ sources and uapi/linux/dlcp.h (kmod includes it as
+# licences, VERSION, kmod/ sources and uapi/linux/dlcp.h (kmod includes it as
 # ../uapi/linux/dlcp.h).
 
 set -euo pipefail
@@ -55,7 +55,8 @@ copy_sources()
 {
 	rm -rf "$SRC"
 	install -d "$SRC/kmod" "$SRC/uapi/linux"
-	install -m 0644 "$TOP/dkms.conf" "$TOP/Kconfig" "$TOP/LICENSE" "$SRC/"
+	install -m 0644 "$TOP/dkms.conf" "$TOP/Kconfig" "$TOP/LICENSE" \
+		"$TOP/VERSION" "$SRC/"
 	[ -d "$TOP/LICENSES" ] && cp -r "$TOP/LICENSES" "$SRC/"
 	install -m 0644 "$TOP"/kmod/*.c "$TOP"/kmod/*.h "$TOP/kmod/Kbuild" \
 		"$TOP/kmod/Makefile" "$SRC/kmod/"

@@ -7,7 +7,7 @@
 # reports carry gaps and segments are retransmitted) while tcpdump captures
 # the link; tshark with the Lua dissector must then decode every packet
 # with the fields the senders used. Packets crafted with bad fields check
-# the expert info, and dlcpstat -n reads the receiver namespace's counters.
+# the expert info, and dlcpstat -N reads the receiver namespace's counters.
 #
 #   dd_snd  veth0 10.78.0.2/24 <----> veth0 10.78.0.1/24  dd_rcv
 #
@@ -462,14 +462,14 @@ check_dlcpstat()
 {
 	local out
 
-	out=$("$DLCPSTAT" -n dd_rcv -j DlcpInMsgs) || return 1
+	out=$("$DLCPSTAT" -N dd_rcv -j DlcpInMsgs) || return 1
 	echo "$out"
 	[ "$out" = '{"dlcp":{"DlcpInMsgs":4}}' ] || return 1
-	out=$(DLCPSTAT_HISTORY=$tmpdir/hist "$DLCPSTAT" -n dd_snd -d OutMsgs) ||
+	out=$(DLCPSTAT_HISTORY=$tmpdir/hist "$DLCPSTAT" -N dd_snd -d OutMsgs) ||
 		return 1
 	echo "$out"
 	grep -qE '^DlcpOutMsgs +4$' <<< "$out" || return 1
-	out=$(DLCPSTAT_HISTORY=$tmpdir/hist "$DLCPSTAT" -n dd_snd -d -a OutMsgs)
+	out=$(DLCPSTAT_HISTORY=$tmpdir/hist "$DLCPSTAT" -N dd_snd -d -z OutMsgs)
 	echo "$out"
 	grep -qE '^DlcpOutMsgs +0$' <<< "$out"
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# DLCP security properties (issue 8), checked by selftests/dlcp_sec:
+# DLCP security properties, checked by selftests/dlcp_sec:
 #
 #  - delivery: a message reaches only the socket bound to its destination
 #    address and port (not one on another address or port, not a wildcard

@@ -291,13 +291,26 @@ static int run_worker(const struct opts *o)
 	return bad ? 1 : 0;
 }
 
-static void usage(void)
+#ifndef DLCP_RELEASE
+#define DLCP_RELEASE	"unknown"
+#endif
+
+/* to stdout with status 0 for --help, else to stderr with status 2 */
+static void usage_exit(FILE *f, int status)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: dlcp-demo ps --port P --workers N --iters I [--pull-budget PPM] [--sizes B,...]\n"
 		"       dlcp-demo worker --ps ADDR --port P --rank R --workers N --iters I\n"
-		"                        [--push-budget PPM] [--sizes B,...]\n");
-	exit(2);
+		"                        [--push-budget PPM] [--sizes B,...]\n"
+		"       dlcp-demo -h|--help | -V|--version\n"
+		"A parameter server and N workers exchange fp32 gradients over DLCP;\n"
+		"workers print iteration times and what was lost.\n");
+	exit(status);
+}
+
+static void usage(void)
+{
+	usage_exit(stderr, 2);
 }
 
 int main(int argc, char **argv)
@@ -309,6 +322,14 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		usage();
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			usage_exit(stdout, 0);
+		if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+			printf("dlcp-demo (DLCP) %s\n", DLCP_RELEASE);
+			return 0;
+		}
+	}
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 

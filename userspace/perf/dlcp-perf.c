@@ -144,12 +144,17 @@ static struct {
 	.timeout = 60,
 };
 
+#ifndef DLCP_RELEASE
+#define DLCP_RELEASE	"unknown"
+#endif
+
 static const char *prog = "dlcp-perf";
 static volatile sig_atomic_t stop_flag;
 
-static void usage(void)
+/* to stdout with status 0 for --help, else to stderr with status 2 */
+static void usage_exit(FILE *f, int status)
 {
-	fprintf(stderr,
+	fprintf(f,
 "usage: %s server [--port P] [--proto dlcp|tcp] [--encap native|udp] [--json]\n"
 "                 [--verbose]\n"
 "       %s client HOST [--port P] --proto dlcp|tcp\n"
@@ -159,9 +164,22 @@ static void usage(void)
 "                 [--json] [--samples]\n"
 "sizes take k/m suffixes (KiB/MiB); default port %d; --timeout (default 60 s)\n"
 "bounds the wait for any ACK. Message completion time = receiver recvmsg()\n"
-"return - sender sendmsg() start, CLOCK_MONOTONIC (same machine).\n",
-		prog, prog, DEFAULT_PORT);
-	exit(2);
+"return - sender sendmsg() start, CLOCK_MONOTONIC (same machine).\n"
+"       %s -h|--help | -V|--version\n"
+"See dlcp-perf(1).\n",
+		prog, prog, DEFAULT_PORT, prog);
+	exit(status);
+}
+
+static void usage(void)
+{
+	usage_exit(stderr, 2);
+}
+
+static void version(void)
+{
+	printf("%s (DLCP) %s\n", prog, DLCP_RELEASE);
+	exit(0);
 }
 
 static void die(const char *fmt, ...)
@@ -304,11 +322,12 @@ static void parse_opts(int argc, char **argv, bool client)
 		{ "samples", no_argument, NULL, 'A' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:P:s:S:n:t:k:l:b:c:i:e:N:T:jAvh",
+	while ((c = getopt_long(argc, argv, "p:P:s:S:n:t:k:l:b:c:i:e:N:T:jAvhV",
 				longopts, NULL)) != -1) {
 		if (!client && c > 0 && strchr("sSntklbciNTA", c)) {
 			const struct option *o = longopts;
@@ -385,6 +404,12 @@ static void parse_opts(int argc, char **argv, bool client)
 			break;
 		case 'v':
 			opt.verbose = true;
+			break;
+		case 'h':
+			usage_exit(stdout, 0);
+			break;
+		case 'V':
+			version();
 			break;
 		default:
 			usage();
@@ -1408,7 +1433,9 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
-		usage();
+		usage_exit(stdout, 0);
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
+		version();
 	if (!strcmp(argv[1], "server")) {
 		parse_opts(argc - 1, argv + 1, false);
 		return run_server();

@@ -37,6 +37,10 @@
 
 #define MAX_CRIT	64
 
+#ifndef DLCP_RELEASE
+#define DLCP_RELEASE	"unknown"
+#endif
+
 static const char *prog = "dlcp-cat";
 
 static const char *const dtype_names[] = {
@@ -90,7 +94,10 @@ static void usage(FILE *f)
 "  -C OFF:LEN  critical byte range (repeatable); -C all: whole message\n"
 "  -P SPORT    sender's local port\n"
 "  -w          wait for the completions and print them\n"
-"  -v          verbose\n", prog, prog);
+"  -v          verbose\n"
+"  -h, --help  this help\n"
+"  -V, --version  print the version\n"
+"See dlcp-cat(1).\n", prog, prog);
 }
 
 static long long parse_size(const char *s)
@@ -514,10 +521,16 @@ static int parse_crit(const char *s)
 
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "help",	no_argument,	NULL, 'h' },
+		{ "version",	no_argument,	NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
 	unsigned int i;
 	int c;
 
-	while ((c = getopt(argc, argv, "lb:p:P:c:t:o:s:B:D:T:I:L:y:C:wvh")) != -1) {
+	while ((c = getopt_long(argc, argv, "lb:p:P:c:t:o:s:B:D:T:I:L:y:C:wvhV",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			opt.listen = true;
@@ -588,6 +601,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("%s (DLCP) %s\n", prog, DLCP_RELEASE);
 			return 0;
 		default:
 			usage(stderr);

@@ -4,19 +4,25 @@
  * does for the kernel's SNMP counters.
  *
  *   dlcpstat                 non-zero counters, absolute values
- *   dlcpstat -a              every counter, zeros included
+ *   dlcpstat -z              every counter, zeros included
  *   dlcpstat -d              what changed since the last `dlcpstat -d`
  *                            (history file), then remember the current values
- *   dlcpstat -r              reset the history to the current values
+ *   dlcpstat -r              reset the history: absolute values, remembered
  *   dlcpstat 1 [COUNT]       every second, what changed during that second
- *   dlcpstat -j ...          JSON instead of text
- *   dlcpstat -n NETNS ...    counters of the named network namespace
+ *   dlcpstat -j [-p] ...     JSON instead of text (-p: indented)
+ *   dlcpstat -N NETNS ...    counters of the named network namespace
  *   dlcpstat ... PATTERN...  only counters matching a shell pattern (with or
  *                            without the "Dlcp" prefix), e.g. 'Drop*'
  *
+ * The options nstat(8) has too mean what they mean there (-h, -V, -z, -r,
+ * -n, -a, -s, -j, -p), but for -d: nstat's -d runs a daemon, dlcpstat's
+ * shows the changes since the last run, which nstat does by default;
+ * dlcpstat's default is the absolute values (-a of nstat), so that a look
+ * at the counters changes no history file.
+ *
  * The history file is $DLCPSTAT_HISTORY, else dlcpstat.history under
  * $XDG_RUNTIME_DIR, else /tmp/.dlcpstat.u<uid>; ".NETNS" is appended for
- * -n NETNS. A counter that went backwards (module reloaded) counts from 0.
+ * -N NETNS. A counter that went backwards (module reloaded) counts from 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,15 +42,22 @@
 
 #define DLCP_SNMP	"/proc/net/dlcp/snmp"
 
+#ifndef DLCP_RELEASE
+#define DLCP_RELEASE	"unknown"
+#endif
+
 static const char *prog = "dlcpstat";
 
 static struct {
-	bool	all;		/* -a */
+	bool	zeros;		/* -z */
+	bool	absolute;	/* -a */
 	bool	delta;		/* -d */
 	bool	reset;		/* -r */
 	bool	no_update;	/* -s */
+	bool	no_output;	/* -n */
 	bool	json;		/* -j */
-	const char *netns;	/* -n */
+	bool	pretty;		/* -p */
+	const char *netns;	/* -N */
 	const char *input;	/* -f */
 	char	**patterns;
 	int	nr_patterns;
@@ -60,20 +73,26 @@ static void usage(FILE *f)
 "Usage: %s [OPTIONS] [INTERVAL [COUNT]] [PATTERN...]\n"
 "Show the DLCP counters of " DLCP_SNMP ".\n"
 "\n"
-"  -a, --all          show counters that are zero too\n"
+"  -z, --zeros        show counters that are zero too\n"
 "  -d, --delta        show changes since the last -d run (history file)\n"
-"  -r, --reset        reset the history to the current values\n"
-"  -s, --no-update    with -d: do not update the history\n"
+"  -a, --absolute     with -d: show absolute values (still update history)\n"
+"  -r, --reset        reset the history: show absolute values, remember them\n"
+"  -s, --no-update    with -d or -r: do not update the history\n"
+"  -n, --nooutput     with -d or -r: show nothing, only update the history\n"
 "  -j, --json         JSON output\n"
-"  -n, --netns NAME   counters of network namespace NAME (/run/netns/NAME)\n"
+"  -p, --pretty       with -j: indented JSON, one counter a line\n"
+"  -N, --netns NAME   counters of network namespace NAME (/run/netns/NAME)\n"
 "  -f, --file FILE    read counters from FILE instead of " DLCP_SNMP "\n"
 "  -h, --help         this help\n"
+"  -V, --version      print the version\n"
 "\n"
-"INTERVAL (seconds) prints the changes of every interval, COUNT times or\n"
-"until interrupted. PATTERNs are shell patterns matched against counter\n"
-"names with or without their \"Dlcp\" prefix.\n"
+"Without -d or -r: the absolute values, no history. INTERVAL (seconds)\n"
+"prints the changes of every interval, COUNT times or until interrupted.\n"
+"PATTERNs are shell patterns matched against counter names with or without\n"
+"their \"Dlcp\" prefix.\n"
 "History file: $DLCPSTAT_HISTORY, else $XDG_RUNTIME_DIR/dlcpstat.history,\n"
-"else /tmp/.dlcpstat.u<uid> (\".NETNS\" appended with -n).\n", prog);
+"else /tmp/.dlcpstat.u<uid> (\".NETNS\" appended with -N).\n"
+"See dlcpstat(8).\n", prog);
 }
 
 static void on_signal(int sig)
@@ -201,7 +220,7 @@ static bool selected(const struct dlcpstat_entry *e)
 {
 	int i;
 
-	if (!opt.all && !e->value)
+	if (!opt.zeros && !e->value)
 		return false;
 	if (!opt.nr_patterns)
 		return true;
@@ -237,22 +256,34 @@ static void print_table(const struct dlcpstat_table *t, double interval)
 	bool first = true;
 	size_t i;
 
+	if (opt.no_output)
+		return;
 	if (opt.json) {
+		/* -p: newlines, 2 spaces of indent a level, space after ':' */
+		const char *nl = opt.pretty ? "\n" : "";
+		const char *in = opt.pretty ? "  " : "";
+		const char *sp = opt.pretty ? " " : "";
+
 		if (interval > 0)
-			printf("{\"time\":%lld,\"interval\":%g,\"dlcp\":{",
-			       (long long)time(NULL), interval);
+			printf("{%s%s\"time\":%s%lld,%s%s\"interval\":%s%g,%s%s\"dlcp\":%s{",
+			       nl, in, sp, (long long)time(NULL), nl, in, sp,
+			       interval, nl, in, sp);
 		else
-			printf("{\"dlcp\":{");
+			printf("{%s%s\"dlcp\":%s{", nl, in, sp);
 		for (i = 0; i < t->nr; i++) {
 			if (!selected(&t->e[i]))
 				continue;
 			if (!first)
 				putchar(',');
 			first = false;
+			printf("%s%s", nl, opt.pretty ? "    " : "");
 			print_json_string(t->e[i].name);
-			printf(":%llu", (unsigned long long)t->e[i].value);
+			printf(":%s%llu", sp, (unsigned long long)t->e[i].value);
 		}
-		printf("}}\n");
+		if (opt.pretty)
+			printf("\n  }\n}\n");
+		else
+			printf("}}\n");
 	} else {
 		if (interval > 0) {
 			char ts[32];
@@ -344,14 +375,20 @@ static bool is_number(const char *s, double *v)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "all",	no_argument,		NULL, 'a' },
+		{ "zeros",	no_argument,		NULL, 'z' },
+		{ "absolute",	no_argument,		NULL, 'a' },
+		{ "ignore",	no_argument,		NULL, 'a' },
 		{ "delta",	no_argument,		NULL, 'd' },
 		{ "reset",	no_argument,		NULL, 'r' },
 		{ "no-update",	no_argument,		NULL, 's' },
+		{ "noupdate",	no_argument,		NULL, 's' },
+		{ "nooutput",	no_argument,		NULL, 'n' },
 		{ "json",	no_argument,		NULL, 'j' },
-		{ "netns",	required_argument,	NULL, 'n' },
+		{ "pretty",	no_argument,		NULL, 'p' },
+		{ "netns",	required_argument,	NULL, 'N' },
 		{ "file",	required_argument,	NULL, 'f' },
 		{ "help",	no_argument,		NULL, 'h' },
+		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct dlcpstat_table cur = { 0 }, old = { 0 };
@@ -359,11 +396,14 @@ int main(int argc, char **argv)
 	int c, i, nr_num = 0, rc = 0;
 	double v;
 
-	while ((c = getopt_long(argc, argv, "adrsjn:f:h", longopts,
+	while ((c = getopt_long(argc, argv, "zadrsnjpN:f:hV", longopts,
 				NULL)) != -1) {
 		switch (c) {
+		case 'z':
+			opt.zeros = true;
+			break;
 		case 'a':
-			opt.all = true;
+			opt.absolute = true;
 			break;
 		case 'd':
 			opt.delta = true;
@@ -374,10 +414,16 @@ int main(int argc, char **argv)
 		case 's':
 			opt.no_update = true;
 			break;
+		case 'n':
+			opt.no_output = true;
+			break;
 		case 'j':
 			opt.json = true;
 			break;
-		case 'n':
+		case 'p':
+			opt.pretty = true;
+			break;
+		case 'N':
 			opt.netns = optarg;
 			break;
 		case 'f':
@@ -385,6 +431,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("%s (DLCP) %s\n", prog, DLCP_RELEASE);
 			return 0;
 		default:
 			usage(stderr);
@@ -420,16 +469,15 @@ int main(int argc, char **argv)
 
 	if (read_counters(&cur))
 		return 1;
-	if (opt.reset) {
-		rc = write_history(&cur) ? 1 : 0;
-		goto out;
-	}
-	if (opt.delta) {
+	if (opt.delta || opt.reset) {
 		struct dlcpstat_table abs = { 0 };
 
 		history_path(path, sizeof(path));
-		/* no or unreadable history: deltas since the counters began */
-		if (read_table(path, &old, true))
+		/*
+		 * no or unreadable history: deltas since the counters began;
+		 * -r and -a ignore the history (absolute values)
+		 */
+		if (opt.reset || opt.absolute || read_table(path, &old, true))
 			dlcpstat_free(&old);
 		if (!opt.no_update) {
 			abs.e = malloc((cur.nr ? cur.nr : 1) * sizeof(*abs.e));

@@ -57,7 +57,7 @@ int main(void)
 	FILE *f;
 	int found;
 
-	printf("TAP version 13\n1..14\n");
+	printf("TAP version 13\n1..18\n");
 
 	ok(!parse(snmp, &t, &bad) && t.nr == 4, "parses the snmp format");
 	ok(dlcpstat_get(&t, "DlcpInPkts", &found) == 12345 && found,
@@ -105,11 +105,17 @@ int main(void)
 	out = run(cmd);
 	ok(out && strstr(out, "DlcpInPkts") && !strstr(out, "DlcpDropShort"),
 	   "binary hides zeros by default");
-	snprintf(cmd, sizeof(cmd), "./dlcpstat -a -j -f %s InPkts DropShort",
+	snprintf(cmd, sizeof(cmd), "./dlcpstat -z -j -f %s InPkts DropShort",
 		 path);
 	out = run(cmd);
 	ok(out && !strcmp(out, "{\"dlcp\":{\"DlcpDropShort\":0,\"DlcpInPkts\":12345}}\n"),
-	   "binary -a -j with patterns");
+	   "binary -z -j with patterns");
+	snprintf(cmd, sizeof(cmd), "./dlcpstat -j -p -f %s InPkts InMsgs",
+		 path);
+	out = run(cmd);
+	ok(out && !strcmp(out, "{\n  \"dlcp\": {\n    \"DlcpInPkts\": 12345,\n"
+			  "    \"DlcpInMsgs\": 7\n  }\n}\n"),
+	   "binary -j -p: indented JSON");
 	snprintf(cmd, sizeof(cmd),
 		 "DLCPSTAT_HISTORY=%s/hist ./dlcpstat -d -f %s > /dev/null && "
 		 "sed -i s/12345/12350/ %s && "
@@ -118,6 +124,31 @@ int main(void)
 	out = run(cmd);
 	ok(out && !strcmp(out, "DlcpInPkts                      5\n"),
 	   "binary -d: delta since the last run");
+	/* the history now holds 12350; the file goes to 12360 */
+	snprintf(cmd, sizeof(cmd),
+		 "sed -i s/12350/12360/ %s && "
+		 "DLCPSTAT_HISTORY=%s/hist ./dlcpstat -d -a -s -f %s InPkts && "
+		 "DLCPSTAT_HISTORY=%s/hist ./dlcpstat -d -n -f %s && "
+		 "DLCPSTAT_HISTORY=%s/hist ./dlcpstat -d -z -f %s InPkts",
+		 path, dir, path, dir, path, dir, path);
+	out = run(cmd);
+	ok(out && !strcmp(out, "DlcpInPkts                      12360\n"
+			  "DlcpInPkts                      0\n"),
+	   "binary -d -a: absolute values; -n: no output, history updated");
+	snprintf(cmd, sizeof(cmd),
+		 "DLCPSTAT_HISTORY=%s/hist ./dlcpstat -r -f %s InPkts && "
+		 "DLCPSTAT_HISTORY=%s/hist ./dlcpstat -d -z -f %s InPkts",
+		 dir, path, dir, path);
+	out = run(cmd);
+	ok(out && !strcmp(out, "DlcpInPkts                      12360\n"
+			  "DlcpInPkts                      0\n"),
+	   "binary -r: absolute values, history reset to them");
+	snprintf(cmd, sizeof(cmd),
+		 "rm -f %s/hist; DLCPSTAT_HISTORY=%s/hist ./dlcpstat -r -s -f %s"
+		 " > /dev/null; test ! -e %s/hist && echo none",
+		 dir, dir, path, dir);
+	out = run(cmd);
+	ok(out && !strcmp(out, "none\n"), "binary -r -s: history not written");
 	snprintf(cmd, sizeof(cmd), "printf 'bad line here\\n' > %s; "
 		 "./dlcpstat -f %s 2>&1; echo rc=$?", path, path);
 	out = run(cmd);
