@@ -190,6 +190,7 @@ debug-module: debug-kernel
 	mkdir -p $(DEBUG_MOD)/kmod $(DEBUG_MOD)/uapi/linux
 	cp kmod/*.c kmod/*.h kmod/Kbuild $(DEBUG_MOD)/kmod/
 	cp uapi/linux/*.h $(DEBUG_MOD)/uapi/linux/
+	cp VERSION $(DEBUG_MOD)/
 	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_MOD)/kmod CONFIG_DLCP=m W=1 modules
 
 debug-check: debug-module userspace test-progs selftests

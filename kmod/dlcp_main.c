@@ -168,5 +168,13 @@ module_exit(dlcp_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("DLCP developers");
 MODULE_DESCRIPTION("DLCP: loss-tolerant message transport for deep-learning training");
+MODULE_VERSION(DLCP_RELEASE);
+/*
+ * socket(AF_INET, SOCK_DLCP, IPPROTO_DLCP) asks for the first alias of
+ * each family; socket(AF_INET, SOCK_DLCP, 0), the usual call, for the
+ * second (no other protocol is of type SOCK_RDM in these families).
+ */
 MODULE_ALIAS_NET_PF_PROTO_TYPE(PF_INET, IPPROTO_DLCP, SOCK_DLCP);
 MODULE_ALIAS_NET_PF_PROTO_TYPE(PF_INET6, IPPROTO_DLCP, SOCK_DLCP);
+MODULE_ALIAS_NET_PF_PROTO_TYPE(PF_INET, 0, SOCK_DLCP);
+MODULE_ALIAS_NET_PF_PROTO_TYPE(PF_INET6, 0, SOCK_DLCP);
