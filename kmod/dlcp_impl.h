@@ -268,6 +268,7 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_IN_HASH_BITS	6
 #define DLCP_PEER_HASH_BITS	4
 #define DLCP_MAX_PEERS		1024		/* destinations per socket */
+#define DLCP_STALL_MULT		4		/* msg_timeouts without progress */
 
 /* ---------------------------------------------------------------- */
 /* Buffers and range sets (dlcp_buf.c)                               */
@@ -391,9 +392,15 @@ struct dlcp_msg_path {
  * @last_heard:	jiffies of the last REPORT for this message, or of its
  *		first transmission
  * @heard:	a REPORT for this message arrived
- * @no_route:	the last attempt to send a segment found no route
- * @no_route_since: jiffies of the first such attempt in a row; a message
+ * @xmit_err:	errno of the last attempt to send a segment, 0 if it went
+ *		out (EHOSTUNREACH: no route)
+ * @xmit_err_since: jiffies of the first failed attempt in a row; a message
  *		that never started gives up msg_timeout_ms after it
+ * @progress_at: jiffies of the message's last progress: its first
+ *		transmission, a REPORT that acknowledged a segment of it
+ *		anew, or a moment it waited for window room with nothing in
+ *		flight; a message that stalls DLCP_STALL_MULT x msg_timeout_ms
+ *		fails even if its receiver answers
  * @probes:	PROBEs sent since the last REPORT
  * @last_probe:	jiffies of the last of them
  * @rack_rtt_us: round-trip time of the packet whose arrival triggered the
@@ -441,8 +448,9 @@ struct dlcp_out_msg {
 	u32			inflight;
 	unsigned long		last_heard;
 	bool			heard;
-	bool			no_route;
-	unsigned long		no_route_since;
+	int			xmit_err;
+	unsigned long		xmit_err_since;
+	unsigned long		progress_at;
 	u32			probes;
 	unsigned long		last_probe;
 	u32			rack_rtt_us;
@@ -631,6 +639,8 @@ struct dlcp_cc {
  * @inflight:	unresolved segments sent to it: what @cwnd limits
  * @cwnd:	congestion window in segments
  * @cc:		congestion control state
+ * @last_heard:	jiffies of the last REPORT or STOP from it: messages to a
+ *		destination that answers are not given up for silence
  * @rto_shift:	timeouts since the last RTT sample (RTO backoff)
  * @rto_run:	jiffies of the guard timer run that last backed off
  * @rto_run_us:	the retransmission timeout that run started with
@@ -649,6 +659,7 @@ struct dlcp_peer {
 	u32			inflight;
 	u32			cwnd;
 	struct dlcp_cc		cc;
+	unsigned long		last_heard;
 	u8			rto_shift;
 	unsigned long		rto_run;
 	u32			rto_run_us;

@@ -643,14 +643,17 @@ void dlcp_out_push(struct sock *sk)
 			}
 			n = dlcp_out_send(sk, m, seg, rtx, now, interval);
 			if (n < 0) {
-				/* no route or memory: the guard retries */
-				if (n == -EHOSTUNREACH && !m->no_route) {
-					m->no_route = true;
-					m->no_route_since = jiffies;
-				}
+				/*
+				 * No route or memory, a netfilter verdict:
+				 * the guard retries, and gives up on a
+				 * message that never started if it lasts
+				 */
+				if (!m->xmit_err)
+					m->xmit_err_since = jiffies;
+				m->xmit_err = -n;
 				break;
 			}
-			m->no_route = false;
+			m->xmit_err = 0;
 			DLCP_ADD_STATS(net, DLCP_MIB_OUT_DATA_PKTS, n);
 			if (rtx) {
 				DLCP_INC_STATS(net, DLCP_MIB_RETRANS_PKTS);
@@ -658,8 +661,10 @@ void dlcp_out_push(struct sock *sk)
 						      m->id, seg,
 						      seg * m->seg_size);
 			} else {
-				if (!m->next_new)
+				if (!m->next_new) {
 					m->last_heard = jiffies;
+					m->progress_at = jiffies;
+				}
 				m->next_new += n;
 			}
 			/* tell the receiver at once that all was sent */
@@ -682,6 +687,11 @@ void dlcp_out_push(struct sock *sk)
 						  interval;
 			}
 		}
+		/* waiting for the window is not a stall of this message */
+		if (m->next_new && !m->inflight &&
+		    (dsk->flight_live >= dsk->flight_cap ||
+		     p->inflight >= p->cwnd))
+			m->progress_at = jiffies;
 	}
 	if (pace_at != U64_MAX)
 		dlcp_pacer_arm(sk, pace_at);

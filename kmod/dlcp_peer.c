@@ -75,6 +75,7 @@ struct dlcp_peer *dlcp_peer_get(struct sock *sk,
 	p = *spare;
 	*spare = NULL;
 	p->daddr = *daddr;
+	p->last_heard = jiffies;
 	dlcp_cc_init(sk, p);
 	hlist_add_head_rcu(&p->node, head);
 	dsk->nr_peers++;

@@ -151,6 +151,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	struct net *net = sock_net(sk);
 	u32 n = ntohs(r->ngaps), scan_end = ntohl(r->scan_end);
 	u32 i, acked = 0, acked_bytes = 0, lost = 0, ce, wait = U32_MAX;
+	u32 acked_before;
 	u32 tsecr = ntohl(r->tsecr), now = dlcp_now_us(), reorder;
 	s32 rtt = (s32)(now - tsecr);
 	struct dlcp_out_msg *m;
@@ -164,6 +165,8 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	if (tsecr && rtt > 0 && rtt <= DLCP_RTT_MAX_US)
 		m->rack_rtt_us = rtt;
 	m->last_heard = jiffies;
+	m->peer->last_heard = jiffies;
+	acked_before = m->nr_acked;
 	m->heard = true;
 	m->probes = 0;
 	if (r->rflags & DLCP_RF_DUP) {
@@ -214,6 +217,8 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	ce = ntohl(r->ce_bytes);
 	ce = ce > m->ce_seen ? ce - m->ce_seen : 0;
 	m->ce_seen += ce;
+	if (m->nr_acked != acked_before)
+		m->progress_at = jiffies;
 	dlcp_cc_on_report(sk, m->peer, acked, acked_bytes, lost, ce);
 	dlcp_out_push(sk);
 }
@@ -234,6 +239,7 @@ void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
 	}
 	trace_dlcp_stop(1, m->id, ntohl(st->lost),
 			st->common.flags & DLCP_HF_FAILED);
+	m->peer->last_heard = jiffies;
 	dlcp_rtt_sample(m->peer, ntohl(st->tsecr));
 	lost = ntohl(st->lost);
 	DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_DONE);
@@ -271,17 +277,40 @@ static bool dlcp_out_same_silence(const struct dlcp_out_msg *m,
 
 /*
  * Has @m waited @give_up for its receiver? A message that was sent: for a
- * REPORT since its first transmission or the last REPORT. One that never
- * started: for a route, since the first attempt to send it found none
- * (its receiver is then as good as gone: an interface or route vanished
- * after sendmsg() found one).
+ * word from its destination (a REPORT or STOP for it or for another
+ * message to the same host) since its first transmission or the last
+ * word: a receiver that answers is not silent, however many of this
+ * message's packets a burst of loss takes. Or it stalled: no segment of
+ * it acknowledged for DLCP_STALL_MULT x @give_up while it could send, as
+ * from a receiver that answers but never takes it. One that never
+ * started: since the first of the failed attempts to send it, one after
+ * the other (no route: an interface or route vanished after sendmsg()
+ * found one; a netfilter verdict; no buffer space).
  */
 static bool dlcp_out_silent(const struct dlcp_out_msg *m, unsigned long now,
 			    unsigned long give_up)
 {
-	if (m->next_new)
-		return time_after_eq(now, m->last_heard + give_up);
-	return m->no_route && time_after_eq(now, m->no_route_since + give_up);
+	unsigned long heard = m->last_heard;
+
+	if (!m->next_new)
+		return m->xmit_err &&
+		       time_after_eq(now, m->xmit_err_since + give_up);
+	if (time_after(m->peer->last_heard, heard))
+		heard = m->peer->last_heard;
+	return time_after_eq(now, heard + give_up) ||
+	       time_after_eq(now, m->progress_at + DLCP_STALL_MULT * give_up);
+}
+
+/*
+ * The error a message that gives up completes with, negative: why it
+ * never started (-EHOSTUNREACH, -EPERM, -ENOBUFS, ...), -EHOSTUNREACH if
+ * its last attempt found no route, else -ETIMEDOUT.
+ */
+static int dlcp_out_give_up_err(const struct dlcp_out_msg *m)
+{
+	if (m->xmit_err && (!m->next_new || m->xmit_err == EHOSTUNREACH))
+		return -m->xmit_err;
+	return -ETIMEDOUT;
 }
 
 /*
@@ -317,7 +346,7 @@ static void dlcp_out_give_up(struct sock *sk, unsigned long now,
 	list_for_each_entry_safe(m, tmp, &silent, node) {
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS_FAILED);
 		dlcp_out_complete(sk, m, DLCP_DONE_TIMEOUT, 0,
-				  m->no_route ? EHOSTUNREACH : ETIMEDOUT);
+				  -dlcp_out_give_up_err(m));
 		if (m->next_new)
 			dlcp_out_send_probe(sk, m, DLCP_T_ABORT);
 		dlcp_out_free_msg(sk, m);

@@ -1019,19 +1019,39 @@ static void dlcp_destroy_sock(struct sock *sk)
 /*
  * close(): a message whose sendmsg() succeeded is not discarded by the
  * close() that follows. Wait until every outgoing message is delivered
- * (STOP) or has failed (net.dlcp.msg_timeout_ms without an answer), or a
- * signal arrives; with SO_LINGER wait at most its time (0: abort at once).
- * What is left is aborted: the receivers are told (ABORT) and free it.
+ * (STOP) or has failed, or a signal arrives, but no longer than
+ * net.dlcp.msg_timeout_ms without one of them ending (a receiver that
+ * answers but takes a message slowly, one packet at a time, cannot hold
+ * close() or the exit of a process); with SO_LINGER wait at most its
+ * time (0: abort at once). What is left is aborted: the receivers are
+ * told (ABORT) and free it.
  */
 static void dlcp_close(struct sock *sk, long timeout)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	long timeo = sock_flag(sk, SOCK_LINGER) ? timeout : MAX_SCHEDULE_TIMEOUT;
+	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
+	long stall = msecs_to_jiffies(READ_ONCE(dn->msg_timeout_ms));
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	u64 mem = READ_ONCE(dsk->snd_mem), left;
+	unsigned long since = jiffies;
 
 	add_wait_queue(sk_sleep(sk), &wait);
-	while (timeo && READ_ONCE(dlcp_sk(sk)->snd_mem) &&
-	       !signal_pending(current))
-		timeo = wait_woken(&wait, TASK_INTERRUPTIBLE, timeo);
+	while (timeo && (left = READ_ONCE(dsk->snd_mem)) &&
+	       !signal_pending(current)) {
+		long wait_for, rest;
+
+		if (left < mem) {
+			mem = left;
+			since = jiffies;
+		}
+		wait_for = min_t(long, timeo, (long)(since + stall - jiffies));
+		if (wait_for <= 0)
+			break;
+		rest = wait_woken(&wait, TASK_INTERRUPTIBLE, wait_for);
+		if (timeo != MAX_SCHEDULE_TIMEOUT)
+			timeo -= wait_for - rest;
+	}
 	remove_wait_queue(sk_sleep(sk), &wait);
 	sk_common_release(sk);
 }

@@ -16,7 +16,9 @@
  *  - socket filters, IPsec policies and cgroup BPF bind/connect programs
  *    apply to DLCP as to UDP;
  *  - an IPv6 packet with a v4-mapped source is dropped, not taken for
- *    IPv4.
+ *    IPv4;
+ *  - every message ends: one whose transmissions all fail, one whose
+ *    receiver answers but never takes it; and close() is bounded.
  * Needs root and the dlcp module loaded.
  */
 #define _GNU_SOURCE
@@ -24,6 +26,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/errqueue.h>
 
 #include <linux/dlcp.h>
 
@@ -624,6 +628,185 @@ TEST(ipv6_v4mapped_source)
 	EXPECT_EQ(dropped + 1, snmp("DlcpDropAddr"));
 	close(raw);
 	close(rx);
+}
+
+/* ------------------------------------------------------------------ */
+/* Liveness: every message ends                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Wait up to @ms for a completion on @fd's error queue; its status in
+ * @status and errno in @err. 0, or -1 if none came.
+ */
+static int completion(int fd, int ms, uint32_t *status, int *err)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct sock_extended_err) + 64)];
+		struct cmsghdr align;
+	} ctl;
+	struct dlcp_completion c;
+	struct iovec iov = { .iov_base = &c, .iov_len = sizeof(c) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct pollfd p = { .fd = fd };
+	struct cmsghdr *cm;
+
+	poll(&p, 1, ms);	/* POLLERR is always reported */
+	if (recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) != sizeof(c))
+		return -1;
+	*status = c.status;
+	*err = 0;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_DLCP &&
+		    cm->cmsg_type == DLCP_CMSG_COMPLETION)
+			*err = ((struct sock_extended_err *)CMSG_DATA(cm))->ee_errno;
+	return 0;
+}
+
+/* A sender on 127.0.0.1 with completions on and msg_timeout_ms @ms. */
+static int quick_sender(int ms)
+{
+	int fd, one = 1;
+
+	if (dlcp_sysctl_write("msg_timeout_ms", ms))
+		return -1;
+	fd = bound4("127.0.0.1");
+	if (fd >= 0 &&
+	    setsockopt(fd, SOL_DLCP, DLCP_RECVCOMPLETION, &one, sizeof(one))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Every transmission fails (a tc filter drops each packet on lo: ENOBUFS):
+ * the message never starts, and fails msg_timeout_ms later with the error.
+ */
+TEST(message_that_never_starts_ends)
+{
+	uint32_t status = 0;
+	int fd, rx, err = 0;
+	double t0;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	if (sh("tc qdisc add dev lo clsact && "
+	       "tc filter add dev lo egress matchall action drop"))
+		SKIP(return, "no tc matchall");
+	fd = quick_sender(1000);
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, rx);
+	t0 = dlcp_now();
+	ASSERT_EQ(10, send_to(fd, "127.0.0.1", port_of(rx), "0123456789",
+			      10, 0));
+	ASSERT_EQ(0, completion(fd, 8000, &status, &err));
+	TH_LOG("ended after %.1f s: status %u, %s", dlcp_now() - t0, status,
+	       strerror(err));
+	EXPECT_EQ(DLCP_DONE_TIMEOUT, status);
+	EXPECT_EQ(ENOBUFS, err);
+	close(fd);
+	close(rx);
+}
+
+/*
+ * The receiver's port answers every DATA and PROBE with a REPORT that says
+ * nothing arrived, and never STOPs: a raw socket plays it for @secs. The
+ * message must fail (DLCP_STALL_MULT msg_timeout_ms after its last
+ * progress) and close() return, though its receiver never goes silent.
+ */
+static void hostile_reporter(uint16_t port, double secs)
+{
+	int raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+	double end = dlcp_now() + secs;
+
+	if (raw < 0)
+		_exit(1);
+	while (dlcp_now() < end) {
+		uint8_t in[2048], out[256];
+		struct pollfd p = { .fd = raw, .events = POLLIN };
+		const uint8_t *h;
+		struct dlcp_pkt_info pi = { 0 };
+		struct dlcp_pkt_report_info ri = { 0 };
+		struct dlcp_pkt_gap gap;
+		ssize_t n;
+		size_t len;
+		int type;
+
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		n = recv(raw, in, sizeof(in), 0);
+		if (n < 20 + DLCP_DATA_HDR_LEN)
+			continue;
+		h = in + (in[0] & 0xf) * 4;
+		type = h[4] & 0xf;
+		if (dlcp_get16(h + 2) != port ||
+		    (type != DLCP_T_DATA && type != DLCP_T_PROBE))
+			continue;
+		pi.sport = port;
+		pi.dport = dlcp_get16(h);
+		pi.msg_id = dlcp_get32(h + 12);
+		pi.msg_len = dlcp_get32(h + 16);
+		ri.scan_end = pi.msg_len;
+		ri.rflags = type == DLCP_T_PROBE ? DLCP_RF_PROBED : 0;
+		gap.start = 0;
+		gap.end = pi.msg_len;
+		len = dlcp_pkt_build_report(out, sizeof(out), &pi, &ri, &gap, 1);
+		if (!len)
+			continue;
+		dlcp_pkt_finish4(out, len, lo, lo);
+		{
+			struct sockaddr_in to = sin4("127.0.0.1", 0);
+
+			sendto(raw, out, len, 0, (struct sockaddr *)&to,
+			       sizeof(to));
+		}
+	}
+	_exit(0);
+}
+
+TEST(answering_receiver_that_never_takes_it)
+{
+	uint8_t buf[20000] = { 0 };
+	uint32_t status = 0;
+	int fd, err = 0, st;
+	uint16_t port = 20000 + getpid() % 10000;	/* not ephemeral */
+	double t0, t1;
+	pid_t pid;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
+	/* first: the child must not hold the sender's socket open */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		hostile_reporter(port, 20);
+	fd = quick_sender(1000);
+	ASSERT_LE(0, fd);
+	usleep(200000);
+	t0 = dlcp_now();
+	ASSERT_EQ(sizeof(buf), send_to(fd, "127.0.0.1", port, buf, sizeof(buf),
+				       0));
+	ASSERT_EQ(0, completion(fd, 12000, &status, &err));
+	t1 = dlcp_now();
+	TH_LOG("ended after %.1f s: status %u, %s", t1 - t0, status,
+	       strerror(err));
+	EXPECT_EQ(DLCP_DONE_TIMEOUT, status);
+	EXPECT_EQ(ETIMEDOUT, err);
+
+	/* close() with a message in the same state: bounded by the timeout */
+	ASSERT_EQ(sizeof(buf), send_to(fd, "127.0.0.1", port, buf, sizeof(buf),
+				       0));
+	t0 = dlcp_now();
+	close(fd);
+	t1 = dlcp_now();
+	TH_LOG("close() took %.1f s", t1 - t0);
+	EXPECT_GT(3.0, t1 - t0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
 }
 
 /* ------------------------------------------------------------------ */

@@ -278,9 +278,11 @@ struct dlcp_range {
  * holding a struct sock_extended_err with ee_origin SO_EE_ORIGIN_LOCAL,
  * ee_info the message id, ee_data the bytes the receiver gave up on, and
  * ee_errno 0 (delivered), ETIME (deadline passed over budget), ETIMEDOUT
- * (no answer from the receiver within net.dlcp.msg_timeout_ms) or
- * EHOSTUNREACH (status DLCP_DONE_TIMEOUT too: the route to the receiver
- * vanished, and none was found for net.dlcp.msg_timeout_ms).
+ * (no answer from the receiver within net.dlcp.msg_timeout_ms, or no
+ * progress for four times that) or, with status DLCP_DONE_TIMEOUT too,
+ * why every attempt to send it failed for net.dlcp.msg_timeout_ms:
+ * EHOSTUNREACH (the route to the receiver vanished), EPERM (netfilter),
+ * ENOBUFS (a queue or filter dropped it).
  */
 #define DLCP_MAX_COMPLETIONS	4096
 
