@@ -13,6 +13,8 @@
  *			loss detection, timeouts and probes
  *   dlcp_in.c		packet validation and demultiplexing, the receiver:
  *			reassembly, reports, completion and delivery
+ *   dlcp_intab.c	the table of a socket's incoming messages
+ *   dlcp_mem.c		receive memory accounting (net.dlcp.mem)
  *   dlcp_timer.c	guard (retransmission/probe) timer, garbage collection
  *   dlcp_buf.c		message buffers (page arrays) and byte-range sets
  *   dlcp_prio.c	priority classes, DSCP/ECN, segment importance
@@ -51,10 +53,12 @@
  * the message in sendmsg() and charges it to dlcp_sock.snd_mem, bounded by
  * max(SO_SNDBUF, net.dlcp.wmem). The receiver allocates zeroed pages as data
  * arrives (so a hostile length field costs nothing until data comes, and
- * lost bytes are zero without extra work) and charges them to
- * sk_rmem_alloc, bounded by max(SO_RCVBUF, net.dlcp.rmem): a 64 MiB tensor
- * passes with default settings and no privileged tuning. Incomplete
- * messages with no progress for net.dlcp.msg_timeout_ms are freed.
+ * lost bytes are zero without extra work) and charges them, with all the
+ * state of incoming messages, to sk_rmem_alloc, bounded by max(SO_RCVBUF,
+ * net.dlcp.rmem) (a 64 MiB tensor passes with default settings and no
+ * privileged tuning), and to the protocol's pages, bounded by
+ * net.dlcp.mem (dlcp_mem.c). Incomplete messages with no progress for
+ * net.dlcp.msg_timeout_ms are freed.
  */
 #ifndef _DLCP_IMPL_H
 #define _DLCP_IMPL_H
@@ -67,6 +71,7 @@
 #include <linux/hrtimer.h>
 #include <linux/skbuff.h>
 #include <linux/xarray.h>
+#include <linux/rhashtable-types.h>
 #include <linux/ip.h>
 #include <linux/siphash.h>
 #include <linux/udp.h>
@@ -108,6 +113,9 @@ enum dlcp_mib_field {
 	DLCP_MIB_DROP_POLICY,		/* refused by IPsec policy */
 	DLCP_MIB_DROP_FILTER,		/* socket filter, cgroup BPF or LSM */
 	DLCP_MIB_DROP_ADDR,		/* IPv6 packet with a v4-mapped address */
+	DLCP_MIB_DROP_PROTOMEM,		/* net.dlcp.mem or memory cgroup limit */
+	DLCP_MIB_DROP_INMSGS,		/* net.dlcp.max_in_msgs being received */
+	DLCP_MIB_IN_ZOMBIES_EVICTED,	/* delivered messages forgotten early */
 	DLCP_MIB_IN_PKTS,
 	DLCP_MIB_OUT_PKTS,
 	DLCP_MIB_IN_DATA_PKTS,
@@ -199,6 +207,8 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
  *			port per message)
  * @udp_gso:		net.dlcp.udp_gso, send runs of packets that share a
  *			source port as one UDP GSO super-packet (default off)
+ * @max_in_msgs:	net.dlcp.max_in_msgs, messages being received per
+ *			socket
  * @net:		the namespace (for sysctl handlers)
  * @udp_lock:		serialises opening and moving @udp_sock
  * @udp_sock:		the namespace's UDP encapsulation socket, or NULL
@@ -230,6 +240,7 @@ struct dlcp_net {
 	int	udp_sport_max;
 	int	udp_entropy;
 	int	udp_gso;
+	int	max_in_msgs;
 	struct net	*net;
 	struct mutex	udp_lock;	/* see @udp_lock above */
 	struct socket	*udp_sock;
@@ -265,7 +276,6 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_RTT_MAX_US		(60 * USEC_PER_SEC)	/* larger: not an RTT */
 #define DLCP_REO_MAX_US		(200 * USEC_PER_MSEC)	/* receiver's wait cap */
 #define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
-#define DLCP_IN_HASH_BITS	6
 #define DLCP_PEER_HASH_BITS	4
 #define DLCP_MAX_PEERS		1024		/* destinations per socket */
 #define DLCP_STALL_MULT		4		/* msg_timeouts without progress */
@@ -499,13 +509,29 @@ static inline u32 dlcp_seg_len(const struct dlcp_out_msg *m, u32 seg)
 }
 
 /**
+ * struct dlcp_in_key - what identifies an incoming message
+ * @saddr:	sender's address
+ * @id:		sender's message id
+ * @sport:	sender's port
+ * @pad:	0 (the key is hashed and compared as bytes)
+ */
+struct dlcp_in_key {
+	struct in6_addr	saddr;
+	u32		id;
+	__be16		sport;
+	u16		pad;
+};
+
+/**
  * struct dlcp_in_msg - a message being received, or a delivered one kept
  *	to answer late packets (a "zombie": @buf and @have are empty)
- * @hnode:	in dlcp_sock.in_hash
- * @saddr:	sender's address
+ * @node:	in dlcp_sock.in_table
+ * @key:	what the table finds it by: sender's address, port and
+ *		message id
+ * @lru:	in dlcp_sock.in_active or .in_zombies, in expiry order
+ * @settle:	in dlcp_sock.in_settle while @settle_at is set, or empty
+ * @charged:	bytes charged to the socket for it (dlcp_mem.c)
  * @daddr:	our address the sender used (replies come from it)
- * @sport:	sender's port
- * @id:		sender's message id
  * @len:	message length
  * @meta:	metadata from the data packets
  * @buf:	the bytes received so far
@@ -531,11 +557,12 @@ static inline u32 dlcp_seg_len(const struct dlcp_out_msg *m, u32 seg)
  * @udp:	arrived inside UDP: replies go the same way
  */
 struct dlcp_in_msg {
-	struct hlist_node	hnode;
-	struct in6_addr		saddr;
+	struct rhash_head	node;
+	struct dlcp_in_key	key;
+	struct list_head	lru;
+	struct list_head	settle;
+	u32			charged;
 	struct in6_addr		daddr;
-	__be16			sport;
-	u32			id;
 	u32			len;
 	struct dlcp_meta	meta;
 	struct dlcp_buf		buf;
@@ -692,8 +719,12 @@ struct dlcp_peer {
  * @nr_peers:		entries in @peers
  * @pacer:		pacing timer
  * @guard:		retransmission, probe and garbage-collection timer
- * @in_hash:		incoming messages (and zombies) by (addr, port, id)
- * @nr_in_msgs:		entries in @in_hash
+ * @in_table:		incoming messages and zombies (dlcp_intab.c)
+ * @in_active:		messages being received, by their last packet
+ * @in_zombies:		zombies, oldest first
+ * @in_settle:		messages waiting for late segments (settle_at)
+ * @nr_in_msgs:		entries in @in_table
+ * @nr_zombies:		zombies among them
  * @in_reo_us:		the longest reordering seen by this receiver (sender
  *			clock, microseconds): how long a message that could
  *			complete within budget waits for late segments
@@ -727,8 +758,12 @@ struct dlcp_sock {
 	struct hrtimer		pacer;
 	struct timer_list	guard;
 
-	struct hlist_head	in_hash[1 << DLCP_IN_HASH_BITS];
+	struct rhashtable	in_table;
+	struct list_head	in_active;
+	struct list_head	in_zombies;
+	struct list_head	in_settle;
 	u32			nr_in_msgs;
+	u32			nr_zombies;
 	u32			in_reo_us;
 
 	u32			loss_budget_ppm;
@@ -916,6 +951,31 @@ void dlcp_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now);
 void dlcp_in_purge(struct sock *sk);
 void dlcp_delivery_free(struct dlcp_delivery *d);
+
+/* dlcp_mem.c */
+extern atomic_long_t dlcp_memory_allocated;
+DECLARE_PER_CPU(int, dlcp_memory_per_cpu_fw_alloc);
+extern long dlcp_sysctl_mem[3];
+extern int dlcp_sysctl_rmem[3];
+void dlcp_mem_init(void);
+enum dlcp_mib_field dlcp_mem_schedule(struct sock *sk, u32 bytes);
+void dlcp_mem_charge(struct sock *sk, u32 bytes);
+void dlcp_mem_uncharge(struct sock *sk, u32 bytes);
+void dlcp_mem_errq_owner(struct sk_buff *skb, struct sock *sk);
+
+/* dlcp_intab.c */
+int dlcp_intab_init(struct dlcp_sock *dsk);
+void dlcp_intab_destroy(struct dlcp_sock *dsk);
+struct dlcp_in_msg *dlcp_intab_find(struct dlcp_sock *dsk,
+				    const struct in6_addr *saddr,
+				    __be16 sport, u32 id);
+enum dlcp_mib_field dlcp_intab_room(struct sock *sk);
+int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m);
+void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m);
+void dlcp_intab_settle(struct dlcp_sock *dsk, struct dlcp_in_msg *m);
+void dlcp_intab_remove(struct dlcp_sock *dsk, struct dlcp_in_msg *m);
+struct dlcp_in_msg *dlcp_intab_zombify(struct sock *sk, struct dlcp_in_msg *m,
+				       struct dlcp_in_msg *z);
 
 /* dlcp_peer.c */
 struct dlcp_peer *dlcp_peer_alloc(void);

@@ -35,35 +35,35 @@
 #include "dlcp_impl.h"
 #include "dlcp_trace.h"
 
-static u32 dlcp_in_hashfn(const struct in6_addr *saddr, __be16 sport, u32 id)
+/*
+ * What @m holds, in bytes, for the socket's accounting (dlcp_mem.c): its
+ * state, its range array, its pages and the xarray nodes that index them
+ * (at most one leaf per 64 pages of the message, or per page held).
+ */
+static u32 dlcp_in_cost(const struct dlcp_in_msg *m)
 {
-	return hash_32(ipv6_addr_hash(saddr) ^ ((__force u32)sport << 16) ^ id,
-		       DLCP_IN_HASH_BITS);
+	u32 leaves = DIV_ROUND_UP(m->len, PAGE_SIZE * XA_CHUNK_SIZE);
+	u32 nodes = m->buf.nr_alloc ? min(m->buf.nr_alloc, leaves) + 1 : 0;
+
+	return sizeof(*m) + m->have.cap * sizeof(*m->have.r) +
+	       m->buf.nr_alloc * PAGE_SIZE + nodes * sizeof(struct xa_node);
 }
 
-static struct dlcp_in_msg *dlcp_in_find(struct dlcp_sock *dsk,
-					const struct in6_addr *saddr,
-					__be16 sport, u32 id)
+/* Bring @m's charge up to what it holds (scheduled before it grew). */
+static void dlcp_in_recharge(struct sock *sk, struct dlcp_in_msg *m)
 {
-	struct dlcp_in_msg *m;
+	u32 cost = dlcp_in_cost(m);
 
-	hlist_for_each_entry(m, &dsk->in_hash[dlcp_in_hashfn(saddr, sport, id)],
-			     hnode)
-		if (m->id == id && m->sport == sport &&
-		    ipv6_addr_equal(&m->saddr, saddr))
-			return m;
-	return NULL;
+	if (cost > m->charged) {
+		dlcp_mem_charge(sk, cost - m->charged);
+		m->charged = cost;
+	}
 }
 
-static void dlcp_in_uncharge(struct sock *sk, struct dlcp_buf *b)
-{
-	atomic_sub(b->nr_alloc << PAGE_SHIFT, &sk->sk_rmem_alloc);
-}
-
-/* Free @m, which is off the hash table. */
+/* Free @m, which is off the table. */
 static void dlcp_in_release(struct sock *sk, struct dlcp_in_msg *m)
 {
-	dlcp_in_uncharge(sk, &m->buf);
+	dlcp_mem_uncharge(sk, m->charged);
 	dlcp_buf_free(&m->buf);
 	dlcp_rs_free(&m->have);
 	kfree(m);
@@ -71,14 +71,18 @@ static void dlcp_in_release(struct sock *sk, struct dlcp_in_msg *m)
 
 static void dlcp_in_free(struct sock *sk, struct dlcp_in_msg *m)
 {
-	hlist_del(&m->hnode);
-	dlcp_sk(sk)->nr_in_msgs--;
+	dlcp_intab_remove(dlcp_sk(sk), m);
 	dlcp_in_release(sk, m);
 }
 
+/* A delivery read or purged: its message's memory goes back. */
 void dlcp_delivery_free(struct dlcp_delivery *d)
 {
+	struct dlcp_sock *dsk = dlcp_sk(d->sk);
+
+	spin_lock_bh(&dsk->lock);
 	dlcp_in_release(d->sk, d->msg);
+	spin_unlock_bh(&dsk->lock);
 	kfree(d->lost);
 	kfree(d);
 }
@@ -96,8 +100,8 @@ static struct sk_buff *dlcp_in_ctl(struct sock *sk, struct dlcp_in_msg *m,
 
 	if (skb)
 		dlcp_fill_hdr((struct dlcp_hdr *)skb->data, type,
-			      inet_sk(sk)->inet_sport, m->sport, m->id, m->len,
-			      hlen, 0, 0);
+			      inet_sk(sk)->inet_sport, m->key.sport, m->key.id,
+			      m->len, hlen, 0, 0);
 	return skb;
 }
 
@@ -114,9 +118,9 @@ static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
 		st->common.flags |= DLCP_HF_FAILED;
 	st->lost = htonl(m->lost);
 	st->tsecr = htonl(m->tsval);
-	if (!dlcp_xmit_ctl(sk, skb, &m->daddr, &m->saddr, m->udp, 0))
+	if (!dlcp_xmit_ctl(sk, skb, &m->daddr, &m->key.saddr, m->udp, 0))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_STOPS_SENT);
-	trace_dlcp_stop(0, m->id, m->lost, m->failed);
+	trace_dlcp_stop(0, m->key.id, m->lost, m->failed);
 }
 
 /*
@@ -172,25 +176,30 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 	r->ngaps = htons(n);
 	r->rflags = rflags;
 	m->pkts_unreported = 0;
-	if (!dlcp_xmit_ctl(sk, skb, &m->daddr, &m->saddr, m->udp, 0))
+	if (!dlcp_xmit_ctl(sk, skb, &m->daddr, &m->key.saddr, m->udp, 0))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_REPORTS_SENT);
 }
 
 /*
  * Put a zombie in @m's place in the table: it answers late packets and
- * probes with STOP for msg_timeout_ms. @m is then off the table.
+ * probes with STOP for msg_timeout_ms. @m is then off the table. NULL if
+ * there is no memory for it (charged as @m's state was).
  */
-static struct dlcp_in_msg *dlcp_in_zombify(struct dlcp_in_msg *m, u32 lost,
+static struct dlcp_in_msg *dlcp_in_zombify(struct sock *sk,
+					   struct dlcp_in_msg *m, u32 lost,
 					   bool failed)
 {
-	struct dlcp_in_msg *z = kzalloc(sizeof(*z), GFP_ATOMIC);
+	struct dlcp_in_msg *z, *old;
 
+	if (dlcp_mem_schedule(sk, sizeof(*z)))
+		return NULL;
+	z = kzalloc(sizeof(*z), GFP_ATOMIC);
 	if (!z)
 		return NULL;
-	z->saddr = m->saddr;
+	z->charged = sizeof(*z);
+	dlcp_mem_charge(sk, z->charged);
+	z->key = m->key;
 	z->daddr = m->daddr;
-	z->sport = m->sport;
-	z->id = m->id;
 	z->len = m->len;
 	z->meta = m->meta;
 	z->tsval = m->tsval;
@@ -200,7 +209,9 @@ static struct dlcp_in_msg *dlcp_in_zombify(struct dlcp_in_msg *m, u32 lost,
 	z->udp = m->udp;
 	z->last_active = jiffies;
 	dlcp_buf_init(&z->buf, z->len);
-	hlist_replace_rcu(&m->hnode, &z->hnode);
+	old = dlcp_intab_zombify(sk, m, z);
+	if (old)
+		dlcp_in_free(sk, old);
 	return z;
 }
 
@@ -265,6 +276,7 @@ static bool dlcp_in_ready(struct sock *sk, struct dlcp_in_msg *m)
 		return time_after_eq(jiffies, m->settle_at);
 	wait = usecs_to_jiffies(reo) + 1;
 	m->settle_at = (jiffies + wait) ?: 1;
+	dlcp_intab_settle(dlcp_sk(sk), m);
 	dlcp_guard_arm_in(sk, wait);
 	return false;
 }
@@ -275,22 +287,29 @@ static bool dlcp_in_ready(struct sock *sk, struct dlcp_in_msg *m)
  */
 static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 {
-	u32 lost_bytes = m->len - m->have.bytes, nr_lost = 0;
+	u32 lost_bytes = m->len - m->have.bytes, nr_lost = 0, extra;
 	struct net *net = sock_net(sk);
 	struct dlcp_range *lost = NULL;
 	struct dlcp_delivery *d;
 	struct dlcp_in_msg *z;
 	struct sk_buff *skb;
 
+	/* the delivery is charged as part of @m until recvmsg() frees it */
+	extra = sizeof(*d) + SKB_TRUESIZE(1) +
+		(lost_bytes ? (m->have.nr + 1) * sizeof(*lost) : 0);
+	if (dlcp_mem_schedule(sk, extra))
+		goto nomem;
 	d = kzalloc(sizeof(*d), GFP_ATOMIC);
-	skb = alloc_skb(0, GFP_ATOMIC);
+	skb = alloc_skb(1, GFP_ATOMIC);
 	if (lost_bytes)
 		lost = dlcp_in_lost_ranges(m, &nr_lost);
 	if (!d || !skb || (lost_bytes && !lost))
 		goto nomem;
-	z = dlcp_in_zombify(m, lost_bytes, false);
+	dlcp_mem_charge(sk, extra);
+	m->charged += extra;
+	z = dlcp_in_zombify(sk, m, lost_bytes, false);
 	if (!z)
-		goto nomem;
+		goto nomem;	/* m keeps the charge until it is freed */
 
 	d->sk = sk;
 	d->msg = m;
@@ -301,7 +320,7 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	d->info.dtype = m->meta.dtype;
 	d->info.flags = m->meta.flags;
 	d->info.prio = m->meta.prio;
-	d->info.msg_id = m->id;
+	d->info.msg_id = m->key.id;
 	d->info.msg_len = m->len;
 	d->info.loss_budget_ppm = m->meta.budget_ppm;
 	d->info.status = lost_bytes ? DLCP_RECV_LOSSY : DLCP_RECV_EXACT;
@@ -312,8 +331,16 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	dlcp_sk(sk)->in_reo_us -= dlcp_sk(sk)->in_reo_us >> 4;
 
 	/* once queued, recvmsg() may free @m and @d at any moment */
-	trace_dlcp_msg_complete(inet_sk(sk)->inet_num, &m->saddr,
-				ntohs(m->sport), m->id, m->len, lost_bytes);
+	trace_dlcp_msg_complete(inet_sk(sk)->inet_num, &m->key.saddr,
+				ntohs(m->key.sport), m->key.id, m->len,
+				lost_bytes);
+	/*
+	 * The skb only carries @d, but it holds a byte: the datagram core
+	 * skips a zero-length skb that was peeked before (a second MSG_PEEK
+	 * would miss the message) and clones a shared one, which would lose
+	 * the destructor.
+	 */
+	skb_put_zero(skb, 1);
 	*(struct dlcp_delivery **)skb->cb = d;
 	skb->destructor = dlcp_delivery_destructor;
 	skb_queue_tail(&sk->sk_receive_queue, skb);
@@ -340,7 +367,8 @@ nomem:
 /* The deadline passed over budget: drop @m, tell the sender. */
 static void dlcp_in_fail(struct sock *sk, struct dlcp_in_msg *m)
 {
-	struct dlcp_in_msg *z = dlcp_in_zombify(m, m->len - m->have.bytes, true);
+	struct dlcp_in_msg *z = dlcp_in_zombify(sk, m, m->len - m->have.bytes,
+						 true);
 
 	if (!z)
 		return;		/* the sender probes again */
@@ -359,10 +387,10 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb,
 	m = kzalloc(sizeof(*m), GFP_ATOMIC);
 	if (!m)
 		return NULL;
-	m->saddr = dlcp_cb(skb)->saddr;
+	m->key.saddr = dlcp_cb(skb)->saddr;
 	m->daddr = dlcp_cb(skb)->daddr;
-	m->sport = d->common.source;
-	m->id = ntohl(d->common.msg_id);
+	m->key.sport = d->common.source;
+	m->key.id = ntohl(d->common.msg_id);
 	m->len = ntohl(d->common.msg_len);
 	m->meta.tensor_id = ntohl(d->tensor_id);
 	m->meta.iteration = ntohl(d->iteration);
@@ -375,10 +403,12 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb,
 	m->crit_len = ntohl(d->crit_len);
 	m->udp = udp;
 	dlcp_buf_init(&m->buf, m->len);
-	hlist_add_head(&m->hnode, &dsk->in_hash[dlcp_in_hashfn(&m->saddr,
-							       m->sport,
-							       m->id)]);
-	dsk->nr_in_msgs++;
+	if (dlcp_intab_insert(dsk, m)) {
+		kfree(m);
+		return NULL;
+	}
+	m->charged = sizeof(*m);
+	dlcp_mem_charge(sk, m->charged);
 	dlcp_guard_arm(sk);
 	return m;
 }
@@ -389,15 +419,16 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
 	u32 hlen = d->common.doff * 4, plen = skb->len - hlen;
-	u32 off = ntohl(d->offset), added, pages;
+	u32 off = ntohl(d->offset), added, need;
 	bool dup = false, first = false;
+	enum dlcp_mib_field why;
 	struct dlcp_in_msg *m;
 	u8 rflags = 0;
 	int n;
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_DATA_PKTS);
-	m = dlcp_in_find(dsk, &dlcp_cb(skb)->saddr, d->common.source,
-			 ntohl(d->common.msg_id));
+	m = dlcp_intab_find(dsk, &dlcp_cb(skb)->saddr, d->common.source,
+			    ntohl(d->common.msg_id));
 	if (m && m->len != ntohl(d->common.msg_len)) {
 		dlcp_count_drop(net, DLCP_MIB_DROP_MISMATCH, skb->len);
 		return;
@@ -418,10 +449,20 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 		}
 		goto report;
 	}
-	/* a segment touches at most two pages that may need allocating */
-	if (atomic_read(&sk->sk_rmem_alloc) + 2 * PAGE_SIZE >
-	    dlcp_rcvbuf_limit(sk)) {
-		dlcp_count_drop(net, DLCP_MIB_DROP_RCVMEM, skb->len);
+	/*
+	 * What the packet may add to dlcp_in_cost(): the pages it touches
+	 * and an xarray node for each (and one more), the range array
+	 * doubling, and the message's state if it is new
+	 */
+	need = DIV_ROUND_UP(offset_in_page(off) + plen, PAGE_SIZE) *
+	       (PAGE_SIZE + sizeof(struct xa_node)) + sizeof(struct xa_node) +
+	       max_t(u32, m ? m->have.cap : 0, 8) * sizeof(*m->have.r) +
+	       (m ? 0 : sizeof(*m));
+	why = dlcp_mem_schedule(sk, need);
+	if (!why && !m)
+		why = dlcp_intab_room(sk);
+	if (why) {
+		dlcp_count_drop(net, why, skb->len);
 		return;
 	}
 	if (!m) {
@@ -434,15 +475,15 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	}
 	/* bytes go in the buffer only if the range set can record them */
 	n = dlcp_rs_prepare(&m->have, off, off + plen, GFP_ATOMIC);
+	dlcp_in_recharge(sk, m);
 	if (n) {
 		dlcp_count_drop(net, n == -E2BIG ? DLCP_MIB_DROP_RANGES :
 				DLCP_MIB_DROP_NOMEM, skb->len);
 		return;
 	}
-	pages = m->buf.nr_alloc;
 	n = dlcp_buf_from_skb(&m->buf, off, skb, hlen, plen, GFP_ATOMIC);
 	/* charge what was allocated, even if a later page failed */
-	atomic_add((m->buf.nr_alloc - pages) << PAGE_SHIFT, &sk->sk_rmem_alloc);
+	dlcp_in_recharge(sk, m);
 	if (n < 0) {
 		dlcp_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
 		return;
@@ -469,6 +510,7 @@ report:
 		dlcp_in_reordered(dsk, m->max_tsval - m->tsval);
 	m->max_pkt = max(m->max_pkt, skb->len);
 	m->last_active = jiffies;
+	dlcp_intab_touch(dsk, m);
 	if (dlcp_in_ready(sk, m)) {
 		dlcp_in_complete(sk, m);
 		return;
@@ -491,18 +533,18 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 	const struct dlcp_probe_hdr *p = (const void *)skb->data;
 	struct dlcp_in_msg *m, tmp = { };
 
-	m = dlcp_in_find(dlcp_sk(sk), &dlcp_cb(skb)->saddr, p->common.source,
-			 ntohl(p->common.msg_id));
+	m = dlcp_intab_find(dlcp_sk(sk), &dlcp_cb(skb)->saddr,
+			    p->common.source, ntohl(p->common.msg_id));
 	if (m && m->len != ntohl(p->common.msg_len)) {
 		dlcp_count_drop(sock_net(sk), DLCP_MIB_DROP_MISMATCH, skb->len);
 		return;
 	}
 	if (!m) {
 		/* unknown: nothing of it is here */
-		tmp.saddr = dlcp_cb(skb)->saddr;
+		tmp.key.saddr = dlcp_cb(skb)->saddr;
 		tmp.daddr = dlcp_cb(skb)->daddr;
-		tmp.sport = p->common.source;
-		tmp.id = ntohl(p->common.msg_id);
+		tmp.key.sport = p->common.source;
+		tmp.key.id = ntohl(p->common.msg_id);
 		tmp.len = ntohl(p->common.msg_len);
 		tmp.udp = udp;
 		m = &tmp;
@@ -514,6 +556,7 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 	}
 	if (m != &tmp) {
 		m->last_active = jiffies;
+		dlcp_intab_touch(dlcp_sk(sk), m);
 		if (ntohl(p->sent) == m->len || (p->common.flags & DLCP_HF_FINAL))
 			m->sent_all = true;
 		/* past the deadline there is no waiting for late segments */
@@ -541,8 +584,8 @@ static void dlcp_in_abort(struct sock *sk, struct sk_buff *skb)
 	const struct dlcp_hdr *h = (const void *)skb->data;
 	struct dlcp_in_msg *m;
 
-	m = dlcp_in_find(dlcp_sk(sk), &dlcp_cb(skb)->saddr, h->source,
-			 ntohl(h->msg_id));
+	m = dlcp_intab_find(dlcp_sk(sk), &dlcp_cb(skb)->saddr, h->source,
+			    ntohl(h->msg_id));
 	if (!m || m->len != ntohl(h->msg_len))
 		return;
 	if (!m->delivered)
@@ -783,24 +826,23 @@ bool dlcp_in_timeout(struct sock *sk, unsigned long now)
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	unsigned long timeout = msecs_to_jiffies(READ_ONCE(dn->msg_timeout_ms));
-	struct dlcp_in_msg *m;
-	struct hlist_node *tmp;
-	u32 i;
+	struct dlcp_in_msg *m, *tmp;
 
-	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++) {
-		hlist_for_each_entry_safe(m, tmp, &dsk->in_hash[i], hnode) {
-			/* waited for late segments long enough */
-			if (m->settle_at && !m->delivered && dlcp_in_ready(sk, m)) {
-				dlcp_in_complete(sk, m);
-				continue;
-			}
-			if (time_before(now, m->last_active + timeout))
-				continue;
-			if (!m->delivered)
-				DLCP_INC_STATS(sock_net(sk),
-					       DLCP_MIB_IN_MSGS_TIMEOUT);
-			dlcp_in_free(sk, m);
-		}
+	/* waited for late segments long enough */
+	list_for_each_entry_safe(m, tmp, &dsk->in_settle, settle)
+		if (dlcp_in_ready(sk, m))
+			dlcp_in_complete(sk, m);
+	/* the lists are in expiry order: stop at the first one to keep */
+	list_for_each_entry_safe(m, tmp, &dsk->in_active, lru) {
+		if (time_before(now, m->last_active + timeout))
+			break;
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_IN_MSGS_TIMEOUT);
+		dlcp_in_free(sk, m);
+	}
+	list_for_each_entry_safe(m, tmp, &dsk->in_zombies, lru) {
+		if (time_before(now, m->last_active + timeout))
+			break;
+		dlcp_in_free(sk, m);
 	}
 	return dsk->nr_in_msgs;
 }
@@ -815,14 +857,12 @@ bool dlcp_in_timeout(struct sock *sk, unsigned long now)
 void dlcp_in_purge(struct sock *sk)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
-	struct dlcp_in_msg *m;
-	struct hlist_node *tmp;
-	u32 i;
+	struct dlcp_in_msg *m, *tmp;
 
-	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++)
-		hlist_for_each_entry_safe(m, tmp, &dsk->in_hash[i], hnode) {
-			if (m->delivered)
-				dlcp_in_send_stop(sk, m);
-			dlcp_in_free(sk, m);
-		}
+	list_for_each_entry_safe(m, tmp, &dsk->in_active, lru)
+		dlcp_in_free(sk, m);
+	list_for_each_entry_safe(m, tmp, &dsk->in_zombies, lru) {
+		dlcp_in_send_stop(sk, m);
+		dlcp_in_free(sk, m);
+	}
 }

@@ -66,6 +66,7 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->udp_sport_max = 65535;
 	dn->udp_entropy = 1;
 	dn->udp_gso = 0;
+	dn->max_in_msgs = 4096;
 	dn->net = net;
 	mutex_init(&dn->udp_lock);
 
@@ -92,6 +93,8 @@ static void __net_exit dlcp_net_exit(struct net *net)
 	struct dlcp_net *dn = dlcp_pernet(net);
 
 	dlcp_udp_disable(net);
+	/* a packet of the tunnel socket may still be in dlcp_rcv_common() */
+	synchronize_net();
 	dlcp_proc_exit(net);
 	dlcp_sysctl_unregister(net);
 	free_percpu(dn->mib);
@@ -121,6 +124,7 @@ static int __init dlcp_init(void)
 	}
 	dlcp_protosw.protocol = dlcp_ipproto;
 
+	dlcp_mem_init();
 	err = proto_register(&dlcp_prot, 1);
 	if (err)
 		return err;

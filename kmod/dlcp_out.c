@@ -776,7 +776,7 @@ void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m, u32 status,
 	serr->ee.ee_origin = SO_EE_ORIGIN_LOCAL;
 	serr->ee.ee_info = m->id;
 	serr->ee.ee_data = lost;
-	skb_set_owner_r(skb, sk);
+	dlcp_mem_errq_owner(skb, sk);
 	skb_queue_tail(&sk->sk_error_queue, skb);
 	sk_error_report(sk);
 }

@@ -75,7 +75,9 @@ u32 dlcp_out_rto_us(const struct sock *sk, const struct dlcp_peer *p)
 		rto = max_t(u32, rto_min, 200 * USEC_PER_MSEC);
 	else
 		rto = max(rto_min, p->srtt_us + 4 * p->rttvar_us);
-	return min_t(u32, rto << (p ? p->rto_shift : 0), DLCP_RTO_MAX_US);
+	/* clamped before the back-off, which could shift bits out */
+	rto = min_t(u32, rto, DLCP_RTO_MAX_US);
+	return min_t(u64, (u64)rto << (p ? p->rto_shift : 0), DLCP_RTO_MAX_US);
 }
 
 static void dlcp_rtt_sample(struct dlcp_peer *p, u32 tsecr)

@@ -791,13 +791,13 @@ static int dlcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		goto out;
 
 	if (msg->msg_name && sk->sk_family == AF_INET6) {
-		dlcp6_fill_name(msg, &d->msg->saddr, d->msg->sport, addr_len);
+		dlcp6_fill_name(msg, &d->msg->key.saddr, d->msg->key.sport, addr_len);
 	} else if (msg->msg_name) {
 		DECLARE_SOCKADDR(struct sockaddr_in *, sin, msg->msg_name);
 
 		sin->sin_family = AF_INET;
-		sin->sin_port = d->msg->sport;
-		sin->sin_addr.s_addr = d->msg->saddr.s6_addr32[3];
+		sin->sin_port = d->msg->key.sport;
+		sin->sin_addr.s_addr = d->msg->key.saddr.s6_addr32[3];
 		memset(sin->sin_zero, 0, sizeof(sin->sin_zero));
 		*addr_len = sizeof(*sin);
 	}
@@ -979,8 +979,6 @@ static int dlcp_init_sock(struct sock *sk)
 	spin_lock_init(&dsk->lock);
 	INIT_HLIST_NODE(&dsk->port_node);
 	INIT_LIST_HEAD(&dsk->out_msgs);
-	for (i = 0; i < ARRAY_SIZE(dsk->in_hash); i++)
-		INIT_HLIST_HEAD(&dsk->in_hash[i]);
 	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
 		INIT_HLIST_HEAD(&dsk->peers[i]);
 	dsk->next_msg_id = get_random_u32();
@@ -990,7 +988,7 @@ static int dlcp_init_sock(struct sock *sk)
 	sock_set_flag(sk, SOCK_RCU_FREE);
 	sk->sk_write_space = dlcp_write_space;
 	dlcp_timer_init(sk);
-	return 0;
+	return dlcp_intab_init(dsk);
 }
 
 /*
@@ -1012,6 +1010,7 @@ static void dlcp_destroy_sock(struct sock *sk)
 	dlcp_in_purge(sk);
 	dlcp_peer_free_all(sk);
 	spin_unlock_bh(&dsk->lock);
+	dlcp_intab_destroy(dsk);
 	kvfree(dsk->flight);
 	dsk->flight = NULL;
 }
@@ -1068,6 +1067,10 @@ struct proto dlcp_prot = {
 	.hash		= dlcp_hash,
 	.unhash		= dlcp_unhash,
 	.get_port	= dlcp_get_port,
+	.memory_allocated = &dlcp_memory_allocated,
+	.per_cpu_fw_alloc = &dlcp_memory_per_cpu_fw_alloc,
+	.sysctl_mem	= dlcp_sysctl_mem,
+	.sysctl_rmem	= dlcp_sysctl_rmem,
 	.obj_size	= sizeof(struct dlcp_sock),
 };
 
@@ -1090,6 +1093,10 @@ struct proto dlcpv6_prot = {
 	.hash		= dlcp_hash,
 	.unhash		= dlcp_unhash,
 	.get_port	= dlcp_get_port,
+	.memory_allocated = &dlcp_memory_allocated,
+	.per_cpu_fw_alloc = &dlcp_memory_per_cpu_fw_alloc,
+	.sysctl_mem	= dlcp_sysctl_mem,
+	.sysctl_rmem	= dlcp_sysctl_rmem,
 	.obj_size	= sizeof(struct dlcp6_sock),
 };
 

@@ -21,6 +21,7 @@ static int dlcp_class_last = DLCP_MAX_CLASSES - 1;
 static int dlcp_dscp_max = 63;
 static int dlcp_u16_max = U16_MAX;
 static int dlcp_port_min = 1;
+static int dlcp_in_msgs_hard = 1 << 20;
 
 #define DLCP_SYSCTL(_name, _min, _max)				\
 	{							\
@@ -108,6 +109,15 @@ static struct ctl_table dlcp_sysctl_table[] = {
 	DLCP_SYSCTL(udp_sport_max, &dlcp_port_min, &dlcp_u16_max),
 	DLCP_SYSCTL(udp_entropy, SYSCTL_ZERO, &dlcp_u16_max),
 	DLCP_SYSCTL(udp_gso, SYSCTL_ZERO, SYSCTL_ONE),
+	DLCP_SYSCTL(max_in_msgs, &dlcp_one, &dlcp_in_msgs_hard),
+	/* global, shown in the initial namespace only: keep it last */
+	{
+		.procname	= "mem",
+		.data		= &dlcp_sysctl_mem,
+		.maxlen		= sizeof(dlcp_sysctl_mem),
+		.mode		= 0644,
+		.proc_handler	= proc_doulongvec_minmax,
+	},
 	{ }
 };
 
@@ -121,9 +131,15 @@ int dlcp_sysctl_register(struct net *net)
 			GFP_KERNEL);
 	if (!table)
 		return -ENOMEM;
-	for (i = 0; table[i].procname; i++)
+	for (i = 0; table[i].procname; i++) {
+		if (table[i].data == &dlcp_sysctl_mem) {
+			if (!net_eq(net, &init_net))
+				memset(&table[i], 0, sizeof(table[i]));
+			break;
+		}
 		table[i].data = (char *)dn + ((char *)table[i].data -
 					      (char *)&init_dlcp_net);
+	}
 	dn->sysctl_hdr = register_net_sysctl(net, "net/dlcp", table);
 	if (!dn->sysctl_hdr) {
 		kfree(table);

@@ -18,7 +18,10 @@
  *  - an IPv6 packet with a v4-mapped source is dropped, not taken for
  *    IPv4;
  *  - every message ends: one whose transmissions all fail, one whose
- *    receiver answers but never takes it; and close() is bounded.
+ *    receiver answers but never takes it; and close() is bounded;
+ *  - a flood of fresh message ids from forged sources stays within the
+ *    socket's limits (net.dlcp.max_in_msgs, net.dlcp.rmem) and the
+ *    protocol's (net.dlcp.mem) while a well-behaved pair keeps working.
  * Needs root and the dlcp module loaded.
  */
 #define _GNU_SOURCE
@@ -807,6 +810,217 @@ TEST(answering_receiver_that_never_takes_it)
 	EXPECT_GT(3.0, t1 - t0);
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive queue: MSG_PEEK                                              */
+/* ------------------------------------------------------------------ */
+
+/* Peeking twice sees the same message; reading then takes it. */
+TEST(msg_peek_twice)
+{
+	char buf[16];
+	int tx, rx;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	tx = bound4("127.0.0.1");
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(rx), "first", 5, 0));
+	ASSERT_EQ(6, send_to(tx, "127.0.0.1", port_of(rx), "second", 6, 0));
+	usleep(300000);
+	ASSERT_EQ(5, recv(rx, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT));
+	ASSERT_EQ(5, recv(rx, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT));
+	EXPECT_EQ(0, memcmp(buf, "first", 5));
+	ASSERT_EQ(5, recv(rx, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(0, memcmp(buf, "first", 5));
+	ASSERT_EQ(6, recv(rx, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT));
+	ASSERT_EQ(6, recv(rx, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(0, memcmp(buf, "second", 6));
+	close(tx);
+	close(rx);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory: floods of fresh ids                                          */
+/* ------------------------------------------------------------------ */
+
+#define DLCP_MEM "/proc/sys/net/dlcp/mem"
+
+/* The protocol's pages in use (/proc/net/protocols), or -1. */
+static long proto_pages(void)
+{
+	char line[512], name[32];
+	long pages = -1;
+	FILE *f = fopen("/proc/net/protocols", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int size, socks;
+		long mem;
+
+		if (sscanf(line, "%31s %u %u %ld", name, &size, &socks,
+			   &mem) == 4 && !strcmp(name, "DLCP"))
+			pages = mem;
+	}
+	fclose(f);
+	return pages;
+}
+
+/* Bytes of receive memory of the socket on local port @port, or -1. */
+static long sock_rmem(uint16_t port)
+{
+	char line[512];
+	long rmem = -1;
+	FILE *f = fopen("/proc/net/dlcp/sockets", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int sl, lport, tx, rx;
+		char laddr[40], raddr[64];
+
+		if (sscanf(line, " %u: %39[0-9A-F]:%x %63s %*x %x:%x", &sl, laddr,
+			   &lport, raddr, &tx, &rx) == 6 && lport == port)
+			rmem = rx;
+	}
+	fclose(f);
+	return rmem;
+}
+
+/*
+ * @n DATA packets to 127.0.0.1 port @dport, each the first kilobyte of a
+ * 64 KiB message with a fresh id, from forged sources 127.1.x.y.
+ */
+static int flood(uint16_t dport, unsigned int n)
+{
+	static uint8_t payload[1000];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct dlcp_pkt_info pi = {
+			.sport = 1000 + i % 50000, .dport = dport,
+			.msg_id = 0x10000 + i, .msg_len = 65536,
+		};
+		struct dlcp_pkt_data_info di = { .dtype = DLCP_DTYPE_BYTES };
+		uint8_t pkt[1200];
+		char src[32];
+		uint32_t sa, da = htonl(INADDR_LOOPBACK);
+		size_t len;
+
+		snprintf(src, sizeof(src), "127.1.%u.%u", (i >> 8) & 0xff,
+			 (i & 0xff) | 1);
+		inet_pton(AF_INET, src, &sa);
+		len = dlcp_pkt_build_data(pkt, sizeof(pkt), &pi, &di, payload,
+					  sizeof(payload));
+		if (!len)
+			return -1;
+		dlcp_pkt_finish4(pkt, len, sa, da);
+		if (raw_send4(src, "127.0.0.1", pkt, len))
+			return -1;
+	}
+	return 0;
+}
+
+/* S sends @n messages of 10 KB to R; how many arrived byte-exact. */
+static int good_pair(int s, int r, int n)
+{
+	static uint8_t out[10000], in[10000];
+	int i, ok = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t seed = dlcp_payload_seed(2, i, sizeof(out));
+
+		dlcp_payload_fill(out, sizeof(out), seed);
+		if (send_to(s, "127.0.0.1", port_of(r), out, sizeof(out), 0) !=
+		    sizeof(out))
+			continue;
+		if (recv_within(r, in, sizeof(in), NULL, WAIT_MS) ==
+		    sizeof(in) &&
+		    dlcp_payload_cmp(in, sizeof(in), seed) == sizeof(in))
+			ok++;
+	}
+	return ok;
+}
+
+/*
+ * A flood at one socket: it keeps at most net.dlcp.max_in_msgs messages
+ * and net.dlcp.rmem bytes; another socket's transfers are unharmed.
+ */
+TEST(fresh_id_flood_per_socket)
+{
+	uint64_t inmsgs, rcvmem;
+	int victim, s, r;
+	long rmem;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
+	ASSERT_EQ(0, dlcp_sysctl_write("max_in_msgs", 256));
+	ASSERT_EQ(0, dlcp_sysctl_write("rmem", 1 << 20));
+	victim = bound4("127.0.0.1");
+	s = bound4("127.0.0.1");
+	r = bound4("127.0.0.1");
+	ASSERT_LE(0, victim);
+	ASSERT_LE(0, s);
+	ASSERT_LE(0, r);
+	inmsgs = snmp("DlcpDropInMsgs");
+	rcvmem = snmp("DlcpDropRcvMem");
+	ASSERT_EQ(0, flood(port_of(victim), 3000));
+	rmem = sock_rmem(port_of(victim));
+	TH_LOG("after 3000 fresh ids: %ld bytes held, dropped %llu (messages) %llu (memory)",
+	       rmem, (unsigned long long)(snmp("DlcpDropInMsgs") - inmsgs),
+	       (unsigned long long)(snmp("DlcpDropRcvMem") - rcvmem));
+	EXPECT_LT(0, rmem);
+	EXPECT_GE(1 << 20, rmem);
+	EXPECT_LT(inmsgs + rcvmem, snmp("DlcpDropInMsgs") +
+		  snmp("DlcpDropRcvMem"));
+	EXPECT_EQ(20, good_pair(s, r, 20));
+	close(victim);
+	close(s);
+	close(r);
+}
+
+/*
+ * A flood at a socket with room to spare: net.dlcp.mem bounds the
+ * protocol's pages (give or take each CPU's reserve of 1 MiB that the
+ * core keeps before it counts), and they all come back at close().
+ */
+TEST(fresh_id_flood_protocol_limit)
+{
+	char old[64] = "", lim[] = "100 200 300\n";
+	uint64_t protomem;
+	long peak, after;
+	int fd, victim;
+	ssize_t n;
+
+	fd = open(DLCP_MEM, O_RDWR | O_CLOEXEC);	/* initial netns only */
+	ASSERT_LE(0, fd);
+	n = read(fd, old, sizeof(old) - 1);
+	ASSERT_LT(0, n);
+	old[n] = 0;
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
+	ASSERT_EQ(0, dlcp_sysctl_write("max_in_msgs", 100000));
+	victim = bound4("127.0.0.1");
+	ASSERT_LE(0, victim);
+	protomem = snmp("DlcpDropProtoMem");
+	ASSERT_EQ(strlen(lim), pwrite(fd, lim, strlen(lim), 0));
+	n = flood(port_of(victim), 3000);
+	peak = proto_pages();
+	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
+	close(fd);
+	ASSERT_EQ(0, n);
+	TH_LOG("net.dlcp.mem 300 pages: %ld in use, %llu dropped", peak,
+	       (unsigned long long)(snmp("DlcpDropProtoMem") - protomem));
+	EXPECT_LT(protomem, snmp("DlcpDropProtoMem"));
+	EXPECT_GE(300 + 2 * 256 + 16, peak);
+	close(victim);
+	usleep(100000);
+	after = proto_pages();
+	TH_LOG("after close: %ld pages", after);
+	EXPECT_GE(2 * 256, after);	/* per-CPU reserves may stay */
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The table of a socket's incoming messages: messages being received and
+ * zombies (delivered messages remembered without their data), by sender
+ * address, port and message id.
+ *
+ * Any host can make entries here (one packet with a fresh id makes one),
+ * so the table must scale and its upkeep must not be a walk over all of
+ * it: a resizable hash (rhashtable, seeded per table) finds a message;
+ * messages being received are also kept in order of their last packet
+ * and zombies in order of their creation, so that the guard timer frees
+ * the expired ones from the front of those lists, touching no other. A
+ * socket holds at most net.dlcp.max_in_msgs messages being received (a
+ * new one beyond that is dropped, DlcpDropInMsgs) and four times as many
+ * zombies (the oldest goes first, DlcpInZombiesEvicted).
+ *
+ * Locking: all of it under dlcp_sock.lock (asserted); lookups take RCU
+ * inside rhashtable_lookup_fast() but never run without the lock, so an
+ * entry removed under it may be freed at once.
+ */
+#include <linux/rhashtable.h>
+#include "dlcp_impl.h"
+
+static const struct rhashtable_params dlcp_intab_params = {
+	.head_offset		= offsetof(struct dlcp_in_msg, node),
+	.key_offset		= offsetof(struct dlcp_in_msg, key),
+	.key_len		= sizeof(struct dlcp_in_key),
+	.automatic_shrinking	= true,
+};
+
+int dlcp_intab_init(struct dlcp_sock *dsk)
+{
+	INIT_LIST_HEAD(&dsk->in_active);
+	INIT_LIST_HEAD(&dsk->in_zombies);
+	INIT_LIST_HEAD(&dsk->in_settle);
+	return rhashtable_init(&dsk->in_table, &dlcp_intab_params);
+}
+
+/* The socket is gone and its table empty (may sleep). */
+void dlcp_intab_destroy(struct dlcp_sock *dsk)
+{
+	WARN_ON_ONCE(dsk->nr_in_msgs);
+	if (rcu_access_pointer(dsk->in_table.tbl))	/* init succeeded */
+		rhashtable_destroy(&dsk->in_table);
+}
+
+struct dlcp_in_msg *dlcp_intab_find(struct dlcp_sock *dsk,
+				    const struct in6_addr *saddr,
+				    __be16 sport, u32 id)
+{
+	struct dlcp_in_key key = { .saddr = *saddr, .id = id, .sport = sport };
+
+	lockdep_assert_held(&dsk->lock);
+	return rhashtable_lookup_fast(&dsk->in_table, &key, dlcp_intab_params);
+}
+
+/*
+ * Room for one more message being received: DLCP_MIB_DROP_INMSGS if the
+ * socket holds net.dlcp.max_in_msgs of them already, else 0.
+ */
+enum dlcp_mib_field dlcp_intab_room(struct sock *sk)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	u32 max = READ_ONCE(dlcp_pernet(sock_net(sk))->max_in_msgs);
+
+	lockdep_assert_held(&dsk->lock);
+	return dsk->nr_in_msgs - dsk->nr_zombies >= max ?
+	       DLCP_MIB_DROP_INMSGS : 0;
+}
+
+/* Add @m, a message being received: 0 or an errno (no memory). */
+int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+{
+	int err;
+
+	lockdep_assert_held(&dsk->lock);
+	err = rhashtable_insert_fast(&dsk->in_table, &m->node,
+				     dlcp_intab_params);
+	if (err)
+		return err;
+	list_add_tail(&m->lru, &dsk->in_active);
+	INIT_LIST_HEAD(&m->settle);
+	dsk->nr_in_msgs++;
+	return 0;
+}
+
+/* A packet of @m arrived: it goes to the back of the expiry order. */
+void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+{
+	lockdep_assert_held(&dsk->lock);
+	if (!m->delivered)
+		list_move_tail(&m->lru, &dsk->in_active);
+}
+
+/* @m waits for late segments before it completes (dlcp_in_ready()). */
+void dlcp_intab_settle(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+{
+	lockdep_assert_held(&dsk->lock);
+	if (list_empty(&m->settle))
+		list_add_tail(&m->settle, &dsk->in_settle);
+}
+
+/* Take @m off the table and its lists. */
+void dlcp_intab_remove(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+{
+	lockdep_assert_held(&dsk->lock);
+	rhashtable_remove_fast(&dsk->in_table, &m->node, dlcp_intab_params);
+	list_del(&m->lru);
+	list_del_init(&m->settle);
+	dsk->nr_in_msgs--;
+	dsk->nr_zombies -= m->delivered;
+}
+
+/*
+ * The zombie @z takes @m's place (same key); @m is then off the table
+ * and its lists. If the socket holds four times net.dlcp.max_in_msgs
+ * zombies, the oldest is returned for the caller to free, else NULL.
+ */
+struct dlcp_in_msg *dlcp_intab_zombify(struct sock *sk, struct dlcp_in_msg *m,
+				       struct dlcp_in_msg *z)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	u32 max = READ_ONCE(dlcp_pernet(sock_net(sk))->max_in_msgs);
+
+	lockdep_assert_held(&dsk->lock);
+	WARN_ON_ONCE(rhashtable_replace_fast(&dsk->in_table, &m->node,
+					     &z->node, dlcp_intab_params));
+	list_del(&m->lru);
+	list_del_init(&m->settle);
+	INIT_LIST_HEAD(&z->settle);
+	list_add_tail(&z->lru, &dsk->in_zombies);
+	dsk->nr_zombies++;
+	if (dsk->nr_zombies <= 4ULL * max)
+		return NULL;
+	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_IN_ZOMBIES_EVICTED);
+	return list_first_entry(&dsk->in_zombies, struct dlcp_in_msg, lru);
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP receive memory accounting.
+ *
+ * Everything a socket holds for incoming messages is charged to it: the
+ * pages of the data, the message state, its range array and the xarray
+ * nodes that index its pages, the state kept of a delivered message (a
+ * zombie) and a delivery waiting for recvmsg(). Two limits apply, as for
+ * UDP:
+ *  - per socket, in bytes: sk_rmem_alloc, at most max(SO_RCVBUF,
+ *    net.dlcp.rmem);
+ *  - for the protocol, in pages: dlcp_memory_allocated, at most the third
+ *    value of net.dlcp.mem (the first two: below it no socket is limited,
+ *    above it the protocol is under pressure and a socket keeps only a
+ *    minimum), charged through the socket's sk_forward_alloc by the core
+ *    (__sk_mem_schedule()), which also charges the socket's memory
+ *    cgroup: the GFP_ATOMIC pages of the receive path do not escape it.
+ *
+ * A caller schedules what an operation may need before it allocates
+ * (dlcp_mem_schedule()), then charges what it took (dlcp_mem_charge()).
+ * sk_forward_alloc is protected by dlcp_sock.lock (asserted: lockdep);
+ * sk_rmem_alloc is atomic, read without it.
+ */
+#include <linux/mm.h>
+#include <linux/swap.h>
+#include <net/sock.h>
+#include "dlcp_impl.h"
+
+atomic_long_t dlcp_memory_allocated;
+DEFINE_PER_CPU(int, dlcp_memory_per_cpu_fw_alloc);
+
+/* net.dlcp.mem: pages; min, pressure, max */
+long dlcp_sysctl_mem[3];
+
+/* What a socket may hold under pressure (bytes; only [0] is read) */
+int dlcp_sysctl_rmem[3] = { 4 * PAGE_SIZE, 0, 0 };
+
+/* The defaults of net.dlcp.mem, from the memory of the machine, as udp_mem */
+void dlcp_mem_init(void)
+{
+	unsigned long limit = max(nr_free_buffer_pages() / 8, 128UL);
+
+	dlcp_sysctl_mem[0] = limit / 4 * 3;
+	dlcp_sysctl_mem[1] = limit;
+	dlcp_sysctl_mem[2] = limit * 2;
+}
+
+/*
+ * Make sure @sk may charge @bytes more: within its own limit, and with
+ * that much forward allocated from the protocol's pages and its memory
+ * cgroup. Returns 0, or the drop reason: DLCP_MIB_DROP_RCVMEM (the
+ * socket's limit), DLCP_MIB_DROP_PROTOMEM (net.dlcp.mem or the cgroup).
+ */
+enum dlcp_mib_field dlcp_mem_schedule(struct sock *sk, u32 bytes)
+{
+	int delta;
+
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
+	if ((u64)atomic_read(&sk->sk_rmem_alloc) + bytes > dlcp_rcvbuf_limit(sk))
+		return DLCP_MIB_DROP_RCVMEM;
+	delta = bytes - sk->sk_forward_alloc;
+	if (delta > 0 && !__sk_mem_schedule(sk, delta, SK_MEM_RECV))
+		return DLCP_MIB_DROP_PROTOMEM;
+	return 0;
+}
+
+/* Charge @bytes that dlcp_mem_schedule() made room for. */
+void dlcp_mem_charge(struct sock *sk, u32 bytes)
+{
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
+	WARN_ON_ONCE(bytes > sk->sk_forward_alloc);
+	sk_mem_charge(sk, bytes);
+	atomic_add(bytes, &sk->sk_rmem_alloc);
+}
+
+static void dlcp_mem_errq_free(struct sk_buff *skb)
+{
+	atomic_sub(skb->truesize, &skb->sk->sk_rmem_alloc);
+}
+
+/*
+ * Make @sk own @skb, a completion for its error queue: counted in
+ * sk_rmem_alloc (there are at most DLCP_MAX_COMPLETIONS) but not charged
+ * to sk_forward_alloc as skb_set_owner_r() would, since recvmsg() frees
+ * it without dlcp_sock.lock.
+ */
+void dlcp_mem_errq_owner(struct sk_buff *skb, struct sock *sk)
+{
+	skb_orphan(skb);
+	skb->sk = sk;
+	skb->destructor = dlcp_mem_errq_free;
+	atomic_add(skb->truesize, &sk->sk_rmem_alloc);
+}
+
+/* Give back @bytes; whole pages beyond the first go back to the protocol. */
+void dlcp_mem_uncharge(struct sock *sk, u32 bytes)
+{
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
+	atomic_sub(bytes, &sk->sk_rmem_alloc);
+	sk_mem_uncharge(sk, bytes);
+}
