@@ -347,6 +347,15 @@ struct dlcp_ep *dlcp_group_ep(struct dlcp_group *g)
 	return g ? g->ep : NULL;
 }
 
+int dlcp_group_addr(const struct dlcp_group *g, int r,
+		    struct sockaddr_storage *addr)
+{
+	if (!g || !addr || r < 0 || r >= g->world)
+		return -EINVAL;
+	*addr = g->addrs[r];
+	return 0;
+}
+
 static int rank_of(const struct dlcp_group *g, const struct sockaddr_storage *a)
 {
 	const struct sockaddr *sa = (const struct sockaddr *)a;

@@ -298,6 +298,9 @@ int dlcp_group_close(struct dlcp_group *g, int linger_ms);
 int dlcp_group_rank(const struct dlcp_group *g);
 int dlcp_group_world(const struct dlcp_group *g);
 struct dlcp_ep *dlcp_group_ep(struct dlcp_group *g);
+/* Address of rank @r (this rank's: where its endpoint is bound). */
+int dlcp_group_addr(const struct dlcp_group *g, int r,
+		    struct sockaddr_storage *addr);
 
 /* What a collective saw (optional output). */
 struct dlcp_coll_stats {
