@@ -616,6 +616,14 @@ static long tcp_recv(struct dlcp_ep *ep, void **bufp,
 			int fd = accept4(ep->fd, (struct sockaddr *)&peer, &pl,
 					 SOCK_CLOEXEC);
 
+			/* out of descriptors or memory: the connection stays
+			 * pending and poll() would return at once, forever */
+			if (fd < 0 && (errno == EMFILE || errno == ENFILE ||
+				       errno == ENOBUFS || errno == ENOMEM)) {
+				r = -errno;
+				free(pfd);
+				return r;
+			}
 			if (fd >= 0) {
 				struct tcp_conn *nc = realloc(ep->in,
 					(size_t)(ep->nr_in + 1) * sizeof(*nc));
