@@ -730,7 +730,7 @@ long dlcp_recv_tensor_sa(struct dlcp_ep *ep, void **bufp,
 	struct pollfd pfd;
 	char *ctl = NULL, *buf = NULL;
 	size_t ctl_len;
-	long r;
+	long r, deadline;
 	int got_info = 0;
 
 	if (!ep || !bufp || !info)
@@ -745,8 +745,14 @@ long dlcp_recv_tensor_sa(struct dlcp_ep *ep, void **bufp,
 
 	pfd.fd = ep->fd;
 	pfd.events = POLLIN;
+	deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+again:
+	/* every wait counts against the one deadline: signals (EINTR) and
+	 * wake-ups with nothing to read do not restart the timeout */
 	do {
-		r = poll(&pfd, 1, timeout_ms < 0 ? -1 : timeout_ms);
+		long left = deadline < 0 ? -1 : deadline - now_ms();
+
+		r = poll(&pfd, 1, deadline < 0 ? -1 : left > 0 ? (int)left : 0);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
@@ -763,8 +769,14 @@ long dlcp_recv_tensor_sa(struct dlcp_ep *ep, void **bufp,
 	mh.msg_control = peekctl.buf;
 	mh.msg_controllen = sizeof(peekctl.buf);
 	r = recvmsg(ep->fd, &mh, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+		if (deadline >= 0 && now_ms() >= deadline)
+			return -ETIMEDOUT;
+		usleep(1000);	/* readable, yet nothing: no busy loop */
+		goto again;
+	}
 	if (r < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		return -errno;
 	memset(&ri, 0, sizeof(ri));
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
 		if (c->cmsg_level == SOL_DLCP && c->cmsg_type == DLCP_CMSG_RECV &&
