@@ -176,6 +176,9 @@ def t_rendezvous():
     check("rendezvous through a store: every rank on 127.0.0.1, ports the kernel chose "
           "(%s)" % ", ".join(addrs), ok and len({a for a in addrs}) == 3 and
           all(o[1] == addrs for o in out) and all(a.startswith("127.0.0.1:") for a in addrs))
+    if TRANSPORT != dlcp.TRANSPORT_TCP:    # DLCP over IPv6: not tried yet
+        check("rendezvous over ::1 # SKIP TCP only for now", True)
+        return
     if not have_ipv6():
         check("rendezvous over ::1 # SKIP no IPv6 here", True)
         return
