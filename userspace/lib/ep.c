@@ -271,7 +271,7 @@ int dlcp_ep_open_sa(struct dlcp_ep **epp, const struct sockaddr *addr,
 		goto fail_fd;
 	}
 	if (transport == DLCP_TRANSPORT_TCP) {
-		if (listen(ep->fd, 64)) {
+		if (listen(ep->fd, SOMAXCONN)) {
 			err = -errno;
 			goto fail_fd;
 		}
