@@ -189,6 +189,27 @@ def t_rendezvous():
     t_p2p("::1")
 
 
+def t_names():
+    """Host names resolve (localhost:5000 used to fail); port 0 binds any."""
+    try:
+        g = dlcp.Group(0, ["localhost:0"], TRANSPORT)
+        a = g.addr(0)
+        g.close()
+    except Exception as e:
+        a = "%s: %s" % (type(e).__name__, e)
+    bad = []
+    for s in ("nohost.invalid:1", "127.0.0.1", "::1:5", "[::1]:x", "1.2.3.4:70000"):
+        try:
+            dlcp.Group(0, [s], TRANSPORT)
+            bad.append(s)
+        except dlcp.ConfigError as e:
+            if s.split(":")[0].strip("[") not in str(e):
+                bad.append("%s: %s" % (s, e))
+    check("Group(0, ['localhost:0']) binds 127.0.0.1 on a port of its own (%s); bad "
+          "addresses raise ConfigError naming them%s" % (a, ": %s" % bad if bad else ""),
+          a.startswith("127.0.0.1:") and not a.endswith(":0") and not bad)
+
+
 def t_config_errors():
     """Every misconfiguration names the variable or the address."""
     keys = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "DLCP_ADDR", "DLCP_IFNAME",
@@ -294,6 +315,7 @@ def main():
     t_bad_input()
     t_p2p()
     t_rendezvous()
+    t_names()
     t_config_errors()
     t_classes()
     t_quant(3, 5000, 8, False)

@@ -113,10 +113,14 @@ class SockaddrStorage(ctypes.Structure):
         host, port = split_host_port(s)
         try:
             info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except socket.gaierror as e:
+        except (socket.gaierror, UnicodeError) as e:
             raise ConfigError("cannot resolve %r: %s" % (host, e)) from None
-        fam, _, _, _, sa = info[0]
-        return cls.make(sa[0], port)
+        # IPv4 first, as dlcp.rendezvous does: every rank must pick the same
+        info = [i for i in info if i[0] in (socket.AF_INET, socket.AF_INET6)]
+        if not info:
+            raise ConfigError("%r: no IPv4 or IPv6 address" % host)
+        info.sort(key=lambda i: i[0] != socket.AF_INET)
+        return cls.make(info[0][4][0], port)
 
     @property
     def host(self):
