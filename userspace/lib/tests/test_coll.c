@@ -393,6 +393,21 @@ static void bad_cases(void)
 	       "group_open rank >= world -> -EINVAL");
 	report(dlcp_group_open(&g, 0, 0, a, transport, 0) == -EINVAL,
 	       "group_open world 0 -> -EINVAL");
+	/* no address plan unless asked for */
+	unsetenv("DLCP_GROUP_FILE");
+	unsetenv("DLCP_SAME_HOST");
+	unsetenv("DLCP_ADDR_PLAN");
+	setenv("RANK", "0", 1);
+	setenv("WORLD_SIZE", "2", 1);
+	report(dlcp_group_open_env(&g, 0, transport, 0) == -EDESTADDRREQ,
+	       "group_open_env without a group file or plan -> -EDESTADDRREQ");
+	setenv("DLCP_ADDR_PLAN", "10.77", 1);
+	setenv("WORLD_SIZE", "255", 1);
+	report(dlcp_group_open_env(&g, 0, transport, 0) == -EINVAL,
+	       "group_open_env DLCP_ADDR_PLAN=10.77 with 255 ranks -> -EINVAL");
+	unsetenv("DLCP_ADDR_PLAN");
+	unsetenv("RANK");
+	unsetenv("WORLD_SIZE");
 	if (dlcp_group_open(&g, 0, 1, a, transport, 1000) == 0) {
 		o.reduce = 9;
 		report(dlcp_allreduce(g, f, 4, DLCP_DTYPE_FP32, &o) == -EINVAL,
