@@ -24,7 +24,7 @@
 
 #define COLL_MAGIC	0x444c4343u	/* "DLCC" */
 #define COLL_VERSION	1
-#define STASH_MAX	4096
+#define STASH_MAX	(2 * DLCP_GROUP_MAX)
 
 enum coll_kind {
 	K_RS = 1,
@@ -70,6 +70,7 @@ struct coll_run {
 struct stash {
 	struct stash *next;
 	int src;
+	struct sockaddr_storage from;
 	struct dlcp_tensor_info info;
 	void *buf;
 	struct dlcp_range *lost;
@@ -80,7 +81,7 @@ struct dlcp_group {
 	int world;
 	int transport;
 	int timeout_ms;
-	struct sockaddr_in *addrs;
+	struct sockaddr_storage *addrs;
 	struct dlcp_ep *ep;
 	struct stash *stash;
 	int nr_stash;
@@ -91,16 +92,41 @@ static uint32_t mk_tid(uint32_t tag, int kind, uint32_t step)
 	return (tag & 0xffffu) << 16 | (uint32_t)kind << 12 | (step & 0xfffu);
 }
 
-int dlcp_group_open(struct dlcp_group **gp, int rank, int world,
-		    const struct sockaddr_in *addrs, int transport,
-		    int timeout_ms)
+/* The group's default timeout: @timeout_ms, else $DLCP_TIMEOUT seconds. */
+static int group_timeout(int timeout_ms)
 {
-	struct dlcp_group *g;
-	int err;
+	const char *s = getenv("DLCP_TIMEOUT");
+	char *end;
+	double v;
 
-	if (!gp || !addrs || world < 1 || world > DLCP_GROUP_MAX ||
+	if (timeout_ms)
+		return timeout_ms;
+	if (s && *s) {
+		errno = 0;
+		v = strtod(s, &end);
+		if (!errno && !*end && v > 0 && v * 1000 < 2e9)
+			return v * 1000 < 1 ? 1 : (int)(v * 1000);
+	}
+	return 30000;
+}
+
+int dlcp_group_open_ep(struct dlcp_group **gp, struct dlcp_ep *ep, int rank,
+		       int world, const struct sockaddr_storage *addrs,
+		       int timeout_ms)
+{
+	struct sockaddr_storage me;
+	struct dlcp_group *g;
+	int i, err;
+
+	if (!gp || !ep || !addrs || world < 1 || world > DLCP_GROUP_MAX ||
 	    rank < 0 || rank >= world || timeout_ms < 0)
 		return -EINVAL;
+	err = dlcp_ep_addr_sa(ep, &me);
+	if (err)
+		return err;
+	for (i = 0; i < world; i++)
+		if (i != rank && addrs[i].ss_family != me.ss_family)
+			return -EAFNOSUPPORT;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
@@ -110,28 +136,71 @@ int dlcp_group_open(struct dlcp_group **gp, int rank, int world,
 		return -ENOMEM;
 	}
 	memcpy(g->addrs, addrs, (size_t)world * sizeof(*addrs));
+	/* this rank's entry is where it is bound (the port may have been 0) */
+	if (!dlcp__sa_is_any((const struct sockaddr *)&me) ||
+	    g->addrs[rank].ss_family != me.ss_family)
+		g->addrs[rank] = me;
+	else
+		dlcp__sa_set_port((struct sockaddr *)&g->addrs[rank],
+				  dlcp__sa_port((const struct sockaddr *)&me));
 	g->rank = rank;
 	g->world = world;
-	g->transport = transport;
-	g->timeout_ms = timeout_ms ? timeout_ms : 30000;
-	err = dlcp_ep_open(&g->ep, &addrs[rank], transport);
-	if (!err)
-		err = dlcp_ep_set_send_timeout(g->ep, g->timeout_ms);
+	g->timeout_ms = group_timeout(timeout_ms);
+	err = dlcp_ep_set_send_timeout(ep, g->timeout_ms);
 	if (err) {
-		if (g->ep)
-			dlcp_ep_close(g->ep, 0);
 		free(g->addrs);
 		free(g);
 		return err;
 	}
+	g->ep = ep;
 	*gp = g;
 	return 0;
+}
+
+int dlcp_group_open_sa(struct dlcp_group **gp, int rank, int world,
+		       const struct sockaddr_storage *addrs, int transport,
+		       int timeout_ms)
+{
+	struct dlcp_ep *ep;
+	int err;
+
+	if (!gp || !addrs || world < 1 || world > DLCP_GROUP_MAX ||
+	    rank < 0 || rank >= world || timeout_ms < 0)
+		return -EINVAL;
+	err = dlcp_ep_open_sa(&ep, (const struct sockaddr *)&addrs[rank],
+			      sizeof(addrs[rank]), transport);
+	if (err)
+		return err;
+	err = dlcp_group_open_ep(gp, ep, rank, world, addrs, timeout_ms);
+	if (err)
+		dlcp_ep_close(ep, 0);
+	return err;
+}
+
+int dlcp_group_open(struct dlcp_group **gp, int rank, int world,
+		    const struct sockaddr_in *addrs, int transport,
+		    int timeout_ms)
+{
+	struct sockaddr_storage *ss;
+	int i, err;
+
+	if (!gp || !addrs || world < 1 || world > DLCP_GROUP_MAX ||
+	    rank < 0 || rank >= world || timeout_ms < 0)
+		return -EINVAL;
+	ss = calloc((size_t)world, sizeof(*ss));
+	if (!ss)
+		return -ENOMEM;
+	for (i = 0; i < world; i++)
+		memcpy(&ss[i], &addrs[i], sizeof(addrs[i]));
+	err = dlcp_group_open_sa(gp, rank, world, ss, transport, timeout_ms);
+	free(ss);
+	return err;
 }
 
 int dlcp_group_open_file(struct dlcp_group **gp, const char *path, int rank,
 			 int transport, int timeout_ms)
 {
-	struct sockaddr_in *addrs;
+	struct sockaddr_storage *addrs;
 	char *text;
 	FILE *f;
 	long sz;
@@ -158,12 +227,12 @@ int dlcp_group_open_file(struct dlcp_group **gp, const char *path, int rank,
 		err = -EIO;
 		goto out;
 	}
-	n = dlcp_parse_group(text, addrs, DLCP_GROUP_MAX);
+	n = dlcp_parse_group_sa(text, addrs, DLCP_GROUP_MAX);
 	if (n < 0) {
 		err = n;
 		goto out;
 	}
-	err = dlcp_group_open(gp, rank, n, addrs, transport, timeout_ms);
+	err = dlcp_group_open_sa(gp, rank, n, addrs, transport, timeout_ms);
 out:
 	fclose(f);
 	free(text);
@@ -192,6 +261,8 @@ int dlcp_group_open_env(struct dlcp_group **gp, int base_port, int transport,
 	const char *file = getenv("DLCP_GROUP_FILE");
 	const char *same = getenv("DLCP_SAME_HOST");
 	const char *tr = getenv("DLCP_TRANSPORT");
+	const char *plan = getenv("DLCP_ADDR_PLAN");
+	int same_host = same && !strcmp(same, "1");
 	long rank, world, bp;
 	int i, err;
 
@@ -203,21 +274,26 @@ int dlcp_group_open_env(struct dlcp_group **gp, int base_port, int transport,
 	if (file && *file)
 		return dlcp_group_open_file(gp, file, (int)rank, transport,
 					    timeout_ms);
-	if (world < 1 || world > 253 || rank < 0 || rank >= world)
+	/* no address plan unless asked for: ranks on other hosts find
+	 * each other through a group file or a rendezvous (dlcp.py) */
+	if (!same_host && !(plan && !strcmp(plan, "10.77")))
+		return -EDESTADDRREQ;
+	if (world < 1 || world > DLCP_GROUP_MAX || rank < 0 || rank >= world ||
+	    (!same_host && world > 254))
 		return -EINVAL;
 	if (!base_port) {
 		if (env_int("DLCP_BASE_PORT", &bp))
 			bp = 29600;
 		base_port = (int)bp;
 	}
-	if (base_port <= 0 || base_port + world > 65535)
+	if (base_port <= 0 || base_port + (same_host ? world : 0) > 65535)
 		return -EINVAL;
 	addrs = calloc((size_t)world, sizeof(*addrs));
 	if (!addrs)
 		return -ENOMEM;
 	for (i = 0; i < world; i++) {
 		addrs[i].sin_family = AF_INET;
-		if (same && !strcmp(same, "1")) {
+		if (same_host) {
 			addrs[i].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 			addrs[i].sin_port = htons((uint16_t)(base_port + i));
 		} else {
@@ -271,15 +347,29 @@ struct dlcp_ep *dlcp_group_ep(struct dlcp_group *g)
 	return g ? g->ep : NULL;
 }
 
-static int rank_of(const struct dlcp_group *g, const struct sockaddr_in *a)
+int dlcp_group_addr(const struct dlcp_group *g, int r,
+		    struct sockaddr_storage *addr)
 {
+	if (!g || !addr || r < 0 || r >= g->world)
+		return -EINVAL;
+	*addr = g->addrs[r];
+	return 0;
+}
+
+static int rank_of(const struct dlcp_group *g, const struct sockaddr_storage *a)
+{
+	const struct sockaddr *sa = (const struct sockaddr *)a;
+	uint16_t port = dlcp__sa_port(sa);
 	int i;
 
-	for (i = 0; i < g->world; i++)
-		if (g->addrs[i].sin_port == a->sin_port &&
-		    (g->addrs[i].sin_addr.s_addr == a->sin_addr.s_addr ||
-		     g->addrs[i].sin_addr.s_addr == htonl(INADDR_ANY)))
+	for (i = 0; i < g->world; i++) {
+		const struct sockaddr *x = (const struct sockaddr *)&g->addrs[i];
+
+		if (dlcp__sa_port(x) != port || x->sa_family != sa->sa_family)
+			continue;
+		if (dlcp__sa_same(x, sa) || dlcp__sa_is_any(x))
 			return i;
+	}
 	return -1;
 }
 
@@ -333,13 +423,15 @@ static int recv_match(struct dlcp_group *g, int src, uint32_t tid,
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return -ENOMEM;
-		r = dlcp_recv_tensor(g->ep, &s->buf, &s->info, &s->lost,
-				     (int)left);
+		r = dlcp_recv_tensor_sa(g->ep, &s->buf, &s->info, &s->lost,
+					(int)left, &s->from);
 		if (r < 0) {
 			free(s);
 			return (int)r;
 		}
-		s->src = rank_of(g, &s->info.src);
+		if (s->from.ss_family == AF_INET)
+			memcpy(&s->info.src, &s->from, sizeof(s->info.src));
+		s->src = rank_of(g, &s->from);
 		if (s->src < 0) {	/* not from this group */
 			stash_free(s);
 			continue;
@@ -378,6 +470,15 @@ struct coll {
 	int timeout_ms;
 };
 
+static void send_one(struct dlcp_group *g, int dst, const void *p, size_t len,
+		     const struct dlcp_tensor_meta *m)
+{
+	struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
+
+	dlcp_send_tensorv_sa(g->ep, (const struct sockaddr *)&g->addrs[dst],
+			     sizeof(g->addrs[dst]), &iov, 1, m);
+}
+
 static void send_abort(struct coll *c, int error)
 {
 	struct dlcp_tensor_meta m = { 0 };
@@ -398,7 +499,7 @@ static void send_abort(struct coll *c, int error)
 	m.flags = DLCP_MSG_CRITICAL;
 	for (i = 0; i < c->g->world; i++)
 		if (i != c->g->rank)
-			dlcp_send_tensor(c->g->ep, &c->g->addrs[i], &h, sizeof(h), &m);
+			send_one(c->g, i, &h, sizeof(h), &m);
 }
 
 /*
@@ -479,7 +580,8 @@ static int send_chunk(struct coll *c, int dst, int kind, uint32_t step,
 	} else {
 		m.flags = DLCP_MSG_CRITICAL;
 	}
-	err = dlcp_send_tensorv(c->g->ep, &c->g->addrs[dst], iov, len ? 2 : 1, &m);
+	err = dlcp_send_tensorv_sa(c->g->ep, (const struct sockaddr *)&c->g->addrs[dst],
+				   sizeof(c->g->addrs[dst]), iov, len ? 2 : 1, &m);
 	free(hbuf);
 	if (!err && c->st) {
 		c->st->msgs_sent++;
@@ -1094,9 +1196,11 @@ int dlcp__recv_msg(struct dlcp_group *g, int src, uint32_t tid,
 	return 0;
 }
 
-const struct sockaddr_in *dlcp__group_addr(const struct dlcp_group *g, int r)
+const struct sockaddr *dlcp__group_addr(const struct dlcp_group *g, int r,
+				       socklen_t *len)
 {
-	return &g->addrs[r];
+	*len = sizeof(g->addrs[r]);
+	return (const struct sockaddr *)&g->addrs[r];
 }
 
 int dlcp__group_timeout(const struct dlcp_group *g)

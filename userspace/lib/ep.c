@@ -35,20 +35,20 @@ struct tcp_frame {
 
 struct tcp_out {
 	struct tcp_out *next;
-	struct sockaddr_in dst;
+	struct sockaddr_storage dst;
 	struct tcp_frame fr;
 	char *data;
 };
 
 struct tcp_conn {
 	int fd;
-	struct sockaddr_in peer;	/* outbound: destination */
+	struct sockaddr_storage peer;	/* outbound: destination */
 };
 
 struct dlcp_ep {
 	int transport;
 	int fd;			/* DLCP socket, or TCP listener */
-	struct sockaddr_in addr;
+	struct sockaddr_storage addr;
 	int seg_class_ok;
 	int send_timeout_ms;
 	/* TCP only */
@@ -91,6 +91,8 @@ static int write_full(int fd, const void *p, size_t n)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return -ETIMEDOUT;	/* SO_SNDTIMEO */
 			return -errno;
 		}
 		b += r;
@@ -119,23 +121,36 @@ static int read_full(int fd, void *p, size_t n)
 	return 0;
 }
 
-static int tcp_connect(struct dlcp_ep *ep, const struct sockaddr_in *dst)
+static int tcp_connect(struct dlcp_ep *ep, const struct sockaddr_storage *dst)
 {
-	long deadline = now_ms() + (ep->send_timeout_ms > 0 ?
-				    ep->send_timeout_ms : 30000);
-	struct sockaddr_in me = ep->addr;
+	int tmo = ep->send_timeout_ms > 0 ? ep->send_timeout_ms : 30000;
+	long deadline = now_ms() + tmo;
+	struct sockaddr_storage me = ep->addr;
+	socklen_t dl = dlcp__sa_len((const struct sockaddr *)dst);
 	int one = 1;
 
-	me.sin_port = 0;
+	if (!dl)
+		return -EAFNOSUPPORT;
+	dlcp__sa_set_port((struct sockaddr *)&me, 0);
 	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int fd = socket(dst->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		struct timeval tv = { .tv_sec = tmo / 1000,
+				      .tv_usec = (tmo % 1000) * 1000 };
+		unsigned int ut = (unsigned int)tmo;
 
 		if (fd < 0)
 			return -errno;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (me.sin_addr.s_addr != htonl(INADDR_ANY))
-			bind(fd, (struct sockaddr *)&me, sizeof(me));
-		if (!connect(fd, (const struct sockaddr *)dst, sizeof(*dst)))
+		/* a peer that vanishes fails the send within the timeout
+		 * instead of blocking the sender thread for TCP's own
+		 * (minutes-long) retransmission limit */
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof(ut));
+		if (me.ss_family == dst->ss_family &&
+		    !dlcp__sa_is_any((const struct sockaddr *)&me))
+			bind(fd, (struct sockaddr *)&me,
+			     dlcp__sa_len((const struct sockaddr *)&me));
+		if (!connect(fd, (const struct sockaddr *)dst, dl))
 			return fd;
 		close(fd);
 		if (errno != ECONNREFUSED && errno != ENETUNREACH &&
@@ -147,14 +162,14 @@ static int tcp_connect(struct dlcp_ep *ep, const struct sockaddr_in *dst)
 	}
 }
 
-static int tcp_out_fd(struct dlcp_ep *ep, const struct sockaddr_in *dst)
+static int tcp_out_fd(struct dlcp_ep *ep, const struct sockaddr_storage *dst)
 {
 	struct tcp_conn *n;
 	int i, fd;
 
 	for (i = 0; i < ep->nr_out; i++)
-		if (ep->out[i].peer.sin_addr.s_addr == dst->sin_addr.s_addr &&
-		    ep->out[i].peer.sin_port == dst->sin_port)
+		if (dlcp__sa_same((const struct sockaddr *)&ep->out[i].peer,
+				  (const struct sockaddr *)dst))
 			return ep->out[i].fd;
 	fd = tcp_connect(ep, dst);
 	if (fd < 0)
@@ -215,12 +230,23 @@ static void *tcp_sender(void *arg)
 int dlcp_ep_open(struct dlcp_ep **epp, const struct sockaddr_in *addr,
 		 int transport)
 {
+	return dlcp_ep_open_sa(epp, (const struct sockaddr *)addr,
+			       sizeof(*addr), transport);
+}
+
+int dlcp_ep_open_sa(struct dlcp_ep **epp, const struct sockaddr *addr,
+		    socklen_t addrlen, int transport)
+{
 	struct dlcp_ep *ep;
 	socklen_t sl = sizeof(ep->addr);
 	int one = 1, err;
 
 	if (!epp || !addr || (transport != DLCP_TRANSPORT_DLCP &&
 			      transport != DLCP_TRANSPORT_TCP))
+		return -EINVAL;
+	if (!dlcp__sa_len(addr))
+		return -EAFNOSUPPORT;
+	if (addrlen < dlcp__sa_len(addr))
 		return -EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -230,22 +256,22 @@ int dlcp_ep_open(struct dlcp_ep **epp, const struct sockaddr_in *addr,
 	pthread_mutex_init(&ep->lock, NULL);
 	pthread_cond_init(&ep->cond, NULL);
 	if (transport == DLCP_TRANSPORT_DLCP)
-		ep->fd = socket(AF_INET, SOCK_DLCP | SOCK_CLOEXEC, 0);
+		ep->fd = socket(addr->sa_family, SOCK_DLCP | SOCK_CLOEXEC, 0);
 	else
-		ep->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		ep->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (ep->fd < 0) {
 		err = -errno;
 		goto fail;
 	}
 	if (transport == DLCP_TRANSPORT_TCP)
 		setsockopt(ep->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(ep->fd, (const struct sockaddr *)addr, sizeof(*addr)) ||
+	if (bind(ep->fd, addr, dlcp__sa_len(addr)) ||
 	    getsockname(ep->fd, (struct sockaddr *)&ep->addr, &sl)) {
 		err = -errno;
 		goto fail_fd;
 	}
 	if (transport == DLCP_TRANSPORT_TCP) {
-		if (listen(ep->fd, 64)) {
+		if (listen(ep->fd, SOMAXCONN)) {
 			err = -errno;
 			goto fail_fd;
 		}
@@ -332,6 +358,16 @@ int dlcp_ep_addr(const struct dlcp_ep *ep, struct sockaddr_in *addr)
 {
 	if (!ep || !addr)
 		return -EINVAL;
+	if (ep->addr.ss_family != AF_INET)
+		return -EAFNOSUPPORT;
+	memcpy(addr, &ep->addr, sizeof(*addr));
+	return 0;
+}
+
+int dlcp_ep_addr_sa(const struct dlcp_ep *ep, struct sockaddr_storage *addr)
+{
+	if (!ep || !addr)
+		return -EINVAL;
 	*addr = ep->addr;
 	return 0;
 }
@@ -375,7 +411,7 @@ int dlcp_send_tensor(struct dlcp_ep *ep, const struct sockaddr_in *dst,
 	return dlcp_send_tensorv(ep, dst, &iov, 1, meta);
 }
 
-static int tcp_send(struct dlcp_ep *ep, const struct sockaddr_in *dst,
+static int tcp_send(struct dlcp_ep *ep, const struct sockaddr_storage *dst,
 		    const struct iovec *iov, int iovcnt, size_t len,
 		    const struct dlcp_tensor_meta *meta)
 {
@@ -399,7 +435,7 @@ static int tcp_send(struct dlcp_ep *ep, const struct sockaddr_in *dst,
 	}
 	o->dst = *dst;
 	o->fr.magic = TCP_MAGIC;
-	o->fr.src_port = ep->addr.sin_port;
+	o->fr.src_port = dlcp__sa_port((const struct sockaddr *)&ep->addr);
 	o->fr.dtype = meta ? meta->dtype : 0;
 	o->fr.tensor_id = meta ? meta->tensor_id : 0;
 	o->fr.iteration = meta ? meta->iteration : 0;
@@ -429,6 +465,15 @@ int dlcp_send_tensorv(struct dlcp_ep *ep, const struct sockaddr_in *dst,
 		      const struct iovec *iov, int iovcnt,
 		      const struct dlcp_tensor_meta *meta)
 {
+	return dlcp_send_tensorv_sa(ep, (const struct sockaddr *)dst,
+				    sizeof(*dst), iov, iovcnt, meta);
+}
+
+int dlcp_send_tensorv_sa(struct dlcp_ep *ep, const struct sockaddr *dst,
+			 socklen_t dstlen, const struct iovec *iov, int iovcnt,
+			 const struct dlcp_tensor_meta *meta)
+{
+	struct sockaddr_storage d;
 	union {
 		char buf[CMSG_SPACE(sizeof(struct dlcp_send_info)) +
 			 CMSG_SPACE(sizeof(struct dlcp_range) * 16)];
@@ -443,6 +488,12 @@ int dlcp_send_tensorv(struct dlcp_ep *ep, const struct sockaddr_in *dst,
 
 	if (!ep || !dst || (iovcnt && !iov) || iovcnt < 0)
 		return -EINVAL;
+	if (!dlcp__sa_len(dst) || dstlen < dlcp__sa_len(dst))
+		return -EINVAL;
+	if (dst->sa_family != ep->addr.ss_family)
+		return -EAFNOSUPPORT;
+	memset(&d, 0, sizeof(d));
+	memcpy(&d, dst, dlcp__sa_len(dst));
 	for (i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
 	if (!len)
@@ -455,7 +506,7 @@ int dlcp_send_tensorv(struct dlcp_ep *ep, const struct sockaddr_in *dst,
 		     len % dlcp_dtype_size(meta->dtype)))
 		return -EINVAL;
 	if (ep->transport == DLCP_TRANSPORT_TCP)
-		return tcp_send(ep, dst, iov, iovcnt, len, meta);
+		return tcp_send(ep, &d, iov, iovcnt, len, meta);
 
 	with_class = meta && meta->seg_class && meta->nr_seg_class &&
 		     ep->seg_class_ok;
@@ -475,8 +526,8 @@ again:
 	} else {
 		memset(small.buf, 0, sizeof(small.buf));
 	}
-	mh.msg_name = (void *)dst;
-	mh.msg_namelen = sizeof(*dst);
+	mh.msg_name = &d;
+	mh.msg_namelen = dlcp__sa_len(dst);
 	mh.msg_iov = (struct iovec *)iov;
 	mh.msg_iovlen = (size_t)iovcnt;
 	if (meta) {
@@ -530,7 +581,8 @@ again:
 
 /* TCP: accept pending connections, then read one message from a ready one. */
 static long tcp_recv(struct dlcp_ep *ep, void **bufp,
-		     struct dlcp_tensor_info *info, int timeout_ms)
+		     struct dlcp_tensor_info *info, int timeout_ms,
+		     struct sockaddr_storage *src)
 {
 	long deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
 
@@ -559,11 +611,19 @@ static long tcp_recv(struct dlcp_ep *ep, void **bufp,
 			return r;
 		}
 		if (r > 0 && (pfd[0].revents & POLLIN)) {
-			struct sockaddr_in peer;
+			struct sockaddr_storage peer;
 			socklen_t pl = sizeof(peer);
 			int fd = accept4(ep->fd, (struct sockaddr *)&peer, &pl,
 					 SOCK_CLOEXEC);
 
+			/* out of descriptors or memory: the connection stays
+			 * pending and poll() would return at once, forever */
+			if (fd < 0 && (errno == EMFILE || errno == ENFILE ||
+				       errno == ENOBUFS || errno == ENOMEM)) {
+				r = -errno;
+				free(pfd);
+				return r;
+			}
 			if (fd >= 0) {
 				struct tcp_conn *nc = realloc(ep->in,
 					(size_t)(ep->nr_in + 1) * sizeof(*nc));
@@ -573,6 +633,7 @@ static long tcp_recv(struct dlcp_ep *ep, void **bufp,
 				} else {
 					ep->in = nc;
 					ep->in[ep->nr_in].fd = fd;
+					dlcp__sa_unmap(&peer);
 					ep->in[ep->nr_in].peer = peer;
 					ep->nr_in++;
 				}
@@ -609,9 +670,8 @@ static long tcp_recv(struct dlcp_ep *ep, void **bufp,
 				break;
 			}
 			memset(info, 0, sizeof(*info));
-			info->src.sin_family = AF_INET;
-			info->src.sin_addr = ep->in[k].peer.sin_addr;
-			info->src.sin_port = fr.src_port;
+			*src = ep->in[k].peer;
+			dlcp__sa_set_port((struct sockaddr *)src, fr.src_port);
 			info->tensor_id = fr.tensor_id;
 			info->iteration = fr.iteration;
 			info->layer = fr.layer;
@@ -640,33 +700,59 @@ long dlcp_recv_tensor(struct dlcp_ep *ep, void **bufp,
 		      struct dlcp_tensor_info *info, struct dlcp_range **lostp,
 		      int timeout_ms)
 {
+	struct sockaddr_storage src;
+	long r = dlcp_recv_tensor_sa(ep, bufp, info, lostp, timeout_ms, &src);
+
+	if (r >= 0) {
+		memset(&info->src, 0, sizeof(info->src));
+		if (src.ss_family == AF_INET)
+			memcpy(&info->src, &src, sizeof(info->src));
+		else	/* see dlcp_recv_tensor_sa() */
+			info->src.sin_family = src.ss_family;
+	}
+	return r;
+}
+
+long dlcp_recv_tensor_sa(struct dlcp_ep *ep, void **bufp,
+			 struct dlcp_tensor_info *info,
+			 struct dlcp_range **lostp, int timeout_ms,
+			 struct sockaddr_storage *srcp)
+{
 	union {
 		char buf[CMSG_SPACE(sizeof(struct dlcp_recv_info))];
 		struct cmsghdr align;
 	} peekctl;
 	struct dlcp_recv_info ri;
-	struct sockaddr_in src;
+	struct sockaddr_storage src, dummy;
 	struct msghdr mh;
 	struct iovec iov;
 	struct cmsghdr *c;
 	struct pollfd pfd;
 	char *ctl = NULL, *buf = NULL;
 	size_t ctl_len;
-	long r;
+	long r, deadline;
 	int got_info = 0;
 
 	if (!ep || !bufp || !info)
 		return -EINVAL;
+	if (!srcp)
+		srcp = &dummy;
 	*bufp = NULL;
 	if (lostp)
 		*lostp = NULL;
 	if (ep->transport == DLCP_TRANSPORT_TCP)
-		return tcp_recv(ep, bufp, info, timeout_ms);
+		return tcp_recv(ep, bufp, info, timeout_ms, srcp);
 
 	pfd.fd = ep->fd;
 	pfd.events = POLLIN;
+	deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+again:
+	/* every wait counts against the one deadline: signals (EINTR) and
+	 * wake-ups with nothing to read do not restart the timeout */
 	do {
-		r = poll(&pfd, 1, timeout_ms < 0 ? -1 : timeout_ms);
+		long left = deadline < 0 ? -1 : deadline - now_ms();
+
+		r = poll(&pfd, 1, deadline < 0 ? -1 : left > 0 ? (int)left : 0);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
@@ -683,8 +769,14 @@ long dlcp_recv_tensor(struct dlcp_ep *ep, void **bufp,
 	mh.msg_control = peekctl.buf;
 	mh.msg_controllen = sizeof(peekctl.buf);
 	r = recvmsg(ep->fd, &mh, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+		if (deadline >= 0 && now_ms() >= deadline)
+			return -ETIMEDOUT;
+		usleep(1000);	/* readable, yet nothing: no busy loop */
+		goto again;
+	}
 	if (r < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		return -errno;
 	memset(&ri, 0, sizeof(ri));
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
 		if (c->cmsg_level == SOL_DLCP && c->cmsg_type == DLCP_CMSG_RECV &&
@@ -718,7 +810,8 @@ long dlcp_recv_tensor(struct dlcp_ep *ep, void **bufp,
 		goto fail;
 	}
 	memset(info, 0, sizeof(*info));
-	info->src = src;
+	dlcp__sa_unmap(&src);
+	*srcp = src;
 	got_info = 0;
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_DLCP)

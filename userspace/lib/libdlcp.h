@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <linux/dlcp.h>
 
 #ifdef __cplusplus
@@ -75,8 +76,16 @@ int dlcp_ep_open(struct dlcp_ep **ep, const struct sockaddr_in *addr,
 int dlcp_ep_close(struct dlcp_ep *ep, int linger_ms);
 /* The socket (DLCP) or listening socket (TCP) of @ep, for poll(). */
 int dlcp_ep_fd(const struct dlcp_ep *ep);
-/* Bound address of @ep. */
+/* Bound address of @ep (-EAFNOSUPPORT for an IPv6 endpoint). */
 int dlcp_ep_addr(const struct dlcp_ep *ep, struct sockaddr_in *addr);
+/*
+ * The same for either family: an endpoint bound to an AF_INET or AF_INET6
+ * address (@addrlen at least that family's sockaddr size; port 0: any, the
+ * bound one is read back with dlcp_ep_addr_sa()).
+ */
+int dlcp_ep_open_sa(struct dlcp_ep **ep, const struct sockaddr *addr,
+		    socklen_t addrlen, int transport);
+int dlcp_ep_addr_sa(const struct dlcp_ep *ep, struct sockaddr_storage *addr);
 /* Largest time a blocking send may wait for buffer space (ms, 0: forever). */
 int dlcp_ep_set_send_timeout(struct dlcp_ep *ep, int timeout_ms);
 /* DLCP_SEGMENT_SIZE of @ep (TCP: the DLCP default for a 1500 MTU). */
@@ -141,15 +150,26 @@ int dlcp_send_tensorv(struct dlcp_ep *ep, const struct sockaddr_in *dst,
 		      const struct iovec *iov, int iovcnt,
 		      const struct dlcp_tensor_meta *meta);
 
+/* Same, to an AF_INET or AF_INET6 @dst of the endpoint's family. */
+int dlcp_send_tensorv_sa(struct dlcp_ep *ep, const struct sockaddr *dst,
+			 socklen_t dstlen, const struct iovec *iov, int iovcnt,
+			 const struct dlcp_tensor_meta *meta);
+
 /*
  * Receive one whole message, from any sender, waiting at most @timeout_ms
  * (<0: forever). *@buf is malloc()ed to the message length, *@lost (may be
  * NULL if not wanted) to info->nr_lost ranges (NULL when none); free both.
- * Returns the message length, -ETIMEDOUT, or -errno.
+ * Returns the message length, -ETIMEDOUT, or -errno. A sender that is not
+ * IPv4 leaves info->src zero but for its family (dlcp_recv_tensor_sa()).
  */
 long dlcp_recv_tensor(struct dlcp_ep *ep, void **buf,
 		      struct dlcp_tensor_info *info, struct dlcp_range **lost,
 		      int timeout_ms);
+/* Same; the sender's address (either family) in *@src (may be NULL). */
+long dlcp_recv_tensor_sa(struct dlcp_ep *ep, void **buf,
+			 struct dlcp_tensor_info *info,
+			 struct dlcp_range **lost, int timeout_ms,
+			 struct sockaddr_storage *src);
 
 /* ------------------------------------------------------------------ */
 /* Pure helpers                                                        */
@@ -214,12 +234,17 @@ void dlcp_chunk_range(size_t n, unsigned int world, unsigned int i,
 
 /* Parse "a.b.c.d:port". 0 or -EINVAL. */
 int dlcp_parse_addr(const char *s, struct sockaddr_in *out);
+/* Parse "a.b.c.d:port" or "[IPv6]:port". 0 or -EINVAL. */
+int dlcp_parse_addr_sa(const char *s, struct sockaddr_storage *out);
 /*
  * Parse a group file's text: one addr:port per line, rank order; blank
  * lines and '#' comments ignored. Returns the number of ranks (<= @max),
  * -EINVAL on a bad line, -E2BIG if more than @max.
  */
 int dlcp_parse_group(const char *text, struct sockaddr_in *addrs, int max);
+/* Same, IPv6 lines ("[addr]:port") too. */
+int dlcp_parse_group_sa(const char *text, struct sockaddr_storage *addrs,
+			int max);
 
 /* ------------------------------------------------------------------ */
 /* Groups and collectives                                              */
@@ -227,25 +252,44 @@ int dlcp_parse_group(const char *text, struct sockaddr_in *addrs, int max);
 
 struct dlcp_group;
 
-#define DLCP_GROUP_MAX		1024
+/* Largest world size (ring steps are keyed in 12 bits: world - 1 <= 4095). */
+#define DLCP_GROUP_MAX		4096
 
 /*
  * Open rank @rank of a group of @world ranks at @addrs (rank r binds
- * addrs[r]). @timeout_ms bounds every wait of a collective (default 30000
- * when 0).
+ * addrs[r]). @timeout_ms bounds every wait of a collective: a rank that
+ * stops answering, or whose connection fails, ends the collective with
+ * -ETIMEDOUT (or the connection's error, e.g. -ECONNRESET, -EPIPE) within
+ * it. 0: $DLCP_TIMEOUT seconds (fractions allowed), else 30000.
  */
 int dlcp_group_open(struct dlcp_group **g, int rank, int world,
 		    const struct sockaddr_in *addrs, int transport,
 		    int timeout_ms);
-/* Same, addresses from a group file (see dlcp_parse_group()). */
+/* Same, addresses of either family (all ranks of one family). */
+int dlcp_group_open_sa(struct dlcp_group **g, int rank, int world,
+		       const struct sockaddr_storage *addrs, int transport,
+		       int timeout_ms);
+/*
+ * Same on an endpoint already open (e.g. bound to port 0, its address
+ * published to the other ranks before they are known): the group owns @ep
+ * from then on (dlcp_group_close() closes it; on failure it stays the
+ * caller's). addrs[@rank] is replaced by @ep's bound address.
+ */
+int dlcp_group_open_ep(struct dlcp_group **g, struct dlcp_ep *ep, int rank,
+		       int world, const struct sockaddr_storage *addrs,
+		       int timeout_ms);
+/* Same, addresses from a group file (see dlcp_parse_group_sa()). */
 int dlcp_group_open_file(struct dlcp_group **g, const char *path, int rank,
 			 int transport, int timeout_ms);
 /*
  * Same, from the environment: RANK and WORLD_SIZE (as torchrun sets them);
- * DLCP_GROUP_FILE if set, else rank r at 10.77.0.(r+1):@base_port, or
- * 127.0.0.1:(@base_port + r) when DLCP_SAME_HOST=1. @base_port 0 reads
- * DLCP_BASE_PORT (default 29600). DLCP_TRANSPORT=tcp selects TCP when
- * @transport is < 0.
+ * DLCP_GROUP_FILE if set; else, only when asked for, a fixed address plan:
+ * 127.0.0.1:(@base_port + r) with DLCP_SAME_HOST=1, or
+ * 10.77.0.(r+1):@base_port with DLCP_ADDR_PLAN=10.77 (the old demo's, at
+ * most 254 ranks); otherwise -EDESTADDRREQ (ranks on several hosts find
+ * each other through a rendezvous: dlcp.Group.from_env() in Python).
+ * @base_port 0 reads DLCP_BASE_PORT (default 29600). DLCP_TRANSPORT=tcp
+ * selects TCP when @transport is < 0.
  */
 int dlcp_group_open_env(struct dlcp_group **g, int base_port, int transport,
 			int timeout_ms);
@@ -254,6 +298,9 @@ int dlcp_group_close(struct dlcp_group *g, int linger_ms);
 int dlcp_group_rank(const struct dlcp_group *g);
 int dlcp_group_world(const struct dlcp_group *g);
 struct dlcp_ep *dlcp_group_ep(struct dlcp_group *g);
+/* Address of rank @r (this rank's: where its endpoint is bound). */
+int dlcp_group_addr(const struct dlcp_group *g, int r,
+		    struct sockaddr_storage *addr);
 
 /* What a collective saw (optional output). */
 struct dlcp_coll_stats {

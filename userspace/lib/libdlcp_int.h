@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 long dlcp__now_ms(void);
 
@@ -16,10 +18,20 @@ struct sockaddr_in;
 int dlcp__recv_msg(struct dlcp_group *g, int src, uint32_t tid,
 		   uint32_t iteration, uint32_t tag, int timeout_ms, void **buf,
 		   struct dlcp_tensor_info *info, struct dlcp_range **lost);
-const struct sockaddr_in *dlcp__group_addr(const struct dlcp_group *g, int r);
+const struct sockaddr *dlcp__group_addr(const struct dlcp_group *g, int r,
+				       socklen_t *len);
 int dlcp__group_timeout(const struct dlcp_group *g);
 uint32_t dlcp__mk_tid(uint32_t tag, int kind, uint32_t step);
 void dlcp__send_abort(struct dlcp_group *g, uint32_t tag, uint32_t iteration,
 		      size_t n, int error);
+
+/* helpers.c: socket addresses of either family (AF_INET, AF_INET6) */
+socklen_t dlcp__sa_len(const struct sockaddr *sa);	/* 0: other family */
+int dlcp__sa_same(const struct sockaddr *a, const struct sockaddr *b);
+int dlcp__sa_is_any(const struct sockaddr *sa);
+uint16_t dlcp__sa_port(const struct sockaddr *sa);	/* network order */
+void dlcp__sa_set_port(struct sockaddr *sa, uint16_t port_be);
+/* an IPv4-mapped IPv6 address becomes the plain IPv4 one */
+void dlcp__sa_unmap(struct sockaddr_storage *ss);
 
 #endif

@@ -189,6 +189,8 @@ static int send_q(struct qc *c, int dst, int kind, uint32_t step,
 	struct iovec iov[2];
 	size_t i, nruns = 0, hl, dl;
 	int width = len ? dlcp_qwidth(v, len) : 8, err;
+	const struct sockaddr *dst_sa;
+	socklen_t dst_len;
 	char *hbuf, *data;
 
 	if (width == 16 && !c->wide16)
@@ -261,8 +263,9 @@ static int send_q(struct qc *c, int dst, int kind, uint32_t step,
 	} else {
 		m.flags = DLCP_MSG_CRITICAL;
 	}
-	err = dlcp_send_tensorv(dlcp_group_ep(c->g), dlcp__group_addr(c->g, dst),
-				iov, len ? 2 : 1, &m);
+	dst_sa = dlcp__group_addr(c->g, dst, &dst_len);
+	err = dlcp_send_tensorv_sa(dlcp_group_ep(c->g), dst_sa, dst_len, iov,
+				   len ? 2 : 1, &m);
 	free(hbuf);
 	if (!err && c->st) {
 		c->st->msgs_sent++;

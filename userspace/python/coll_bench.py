@@ -3,9 +3,10 @@
 """Time libdlcp's all-reduce alone, without a model (one rank per process).
 
 Run by demo_train.sh with WORKLOAD=coll, in each worker's network
-namespace: RANK, WORLD_SIZE and the workers' addresses come from the
-environment as for training. Every rank runs the same case; rank 0 prints
-one JSON line with the iteration times (ms) of the all-reduce.
+namespace: RANK and WORLD_SIZE from the environment, and the workers'
+fixed addresses 10.77.0.(r+1):--port (the demo sets DLCP_ADDR_PLAN=10.77).
+Every rank runs the same case; rank 0 prints one JSON line with the
+iteration times (ms) of the all-reduce.
 
     coll_bench.py --transport dlcp --algo direct --elems 85258 --iters 30
 """

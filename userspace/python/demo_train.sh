@@ -168,7 +168,7 @@ if [ "${WORKLOAD:-train}" = coll ]; then
 			pids=()
 			for ((i = 0; i < WORKERS; i++)); do
 				ip netns exec "dw$i" env RANK=$i WORLD_SIZE="$WORKERS" \
-					PYTHONDONTWRITEBYTECODE=1 $PY "$HERE/coll_bench.py" \
+					DLCP_ADDR_PLAN=10.77 PYTHONDONTWRITEBYTECODE=1 $PY "$HERE/coll_bench.py" \
 					--transport "${c%%:*}" --algo "${c#*:}" --label "$cond $c" \
 					--budget "$BUDGET" --budget2 "$BUDGET2" \
 					--iters "${COLL_ITERS:-30}" > "$LOGDIR/coll.$i.log" 2>&1 &
@@ -206,7 +206,7 @@ for ((i = 0; i < WORKERS; i++)); do
 	[ "$i" = 0 ] && outarg=(--out "$OUT")
 	[ "$INTERLEAVE" = 1 ] && outarg+=(--interleave)
 	ip netns exec "dw$i" env RANK=$i WORLD_SIZE="$WORKERS" MASTER_ADDR=10.77.0.1 \
-		MASTER_PORT=29500 GLOO_SOCKET_IFNAME="v$i" DLCP_BASE_PORT=29600 DLCP_LINK_CMD="$HERE/demo_train.sh link" \
+		MASTER_PORT=29500 GLOO_SOCKET_IFNAME="v$i" DLCP_ADDR_PLAN=10.77 DLCP_BASE_PORT=29600 DLCP_LINK_CMD="$HERE/demo_train.sh link" \
 		WORKERS="$WORKERS" RATE="$RATE" LOSS="$LOSS" DELAY="$DELAY" \
 		PYTHONDONTWRITEBYTECODE=1 \
 		$PY "$HERE/train_digits.py" --phases "$PHASES" --epochs "$EPOCHS" \

@@ -20,7 +20,7 @@ rc=0
 ip netns del lx 2>/dev/null; ip netns add lx
 ip -n lx link set lo up
 ip netns exec lx "$HERE/test_coll" dlcp || rc=1
-ip netns exec lx "$HERE/test_qcoll" dlcp --port=25000 || rc=1
+ip netns exec lx "$HERE/test_qcoll" dlcp || rc=1
 # the Python bindings over DLCP (torch import is slow in the VM: skipped)
 ip netns exec lx /usr/bin/python3 "$TOP/userspace/python/test_dlcp.py" dlcp --no-torch || rc=1
 ip netns del lx
@@ -31,8 +31,8 @@ ip -n ll link set lo up
 ip -n ll link set lo mtu 1500
 ip netns exec ll tc qdisc add dev lo root netem loss random "$LOSS"
 echo "# lo: netem loss $LOSS"
-ip netns exec ll "$HERE/test_coll" dlcp --loss --port=23000 || rc=1
-ip netns exec ll "$HERE/test_qcoll" dlcp --loss --port=25500 || rc=1
+ip netns exec ll "$HERE/test_coll" dlcp --loss || rc=1
+ip netns exec ll "$HERE/test_qcoll" dlcp --loss || rc=1
 ip netns exec ll cat /proc/net/dlcp/snmp 2>/dev/null | sed 's/^/# /' | head -40
 ip netns del ll
 exit $rc

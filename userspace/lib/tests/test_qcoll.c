@@ -3,7 +3,7 @@
  * libdlcp quantized collectives, end to end: ranks are threads on
  * 127.0.0.1. Prints TAP.
  *
- *   test_qcoll [tcp|dlcp] [--loss] [--port=P]
+ *   test_qcoll [tcp|dlcp] [--loss]
  *
  * Exactness: inputs are integers in [-L, L] and rank 0 holds an element at
  * L, so the shared scale is L, every value quantizes exactly and the result
@@ -23,9 +23,9 @@
 #include <arpa/inet.h>
 
 #include "libdlcp.h"
+#include "eps.h"
 
 static int transport = DLCP_TRANSPORT_TCP;
-static int base_port = 24000;
 static int ntest, nfail;
 
 enum op { OP_AR, OP_RSAG, OP_PS, OP_PSD, OP_RAW };
@@ -39,7 +39,8 @@ struct job {
 	uint32_t budget;
 	int same;
 	int bits_override;	/* rank 1 uses other bits (mismatch) */
-	struct sockaddr_in *addrs;
+	struct sockaddr_storage *addrs;
+	struct dlcp_ep *ep;	/* opened on port 0 by run() */
 	int err;
 	float *out;
 	struct dlcp_coll_stats st;
@@ -86,9 +87,11 @@ static void *rank_main(void *arg)
 	size_t i;
 	int it;
 
-	j->err = dlcp_group_open(&g, j->rank, j->world, j->addrs, transport, 10000);
+	j->err = dlcp_group_open_ep(&g, j->ep, j->rank, j->world, j->addrs,
+				    10000);
 	if (j->err)
 		return NULL;
+	j->ep = NULL;	/* the group's now */
 	buf = malloc((j->n ? j->n : 1) * sizeof(*buf));
 	j->out = buf;
 	o.tag = 5;
@@ -135,24 +138,28 @@ static void *rank_main(void *arg)
 static struct job *run(const struct job *p)
 {
 	struct job *jobs = calloc((size_t)p->world, sizeof(*jobs));
-	struct sockaddr_in *addrs = calloc((size_t)p->world, sizeof(*addrs));
+	struct sockaddr_storage *addrs = calloc((size_t)p->world, sizeof(*addrs));
+	struct dlcp_ep **eps = calloc((size_t)p->world, sizeof(*eps));
 	pthread_t *t = calloc((size_t)p->world, sizeof(*t));
-	int r;
+	int r, err;
 
-	for (r = 0; r < p->world; r++) {
-		addrs[r].sin_family = AF_INET;
-		addrs[r].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		addrs[r].sin_port = htons((uint16_t)(base_port + r));
-	}
-	base_port += p->world;
+	err = open_eps(p->world, AF_INET, transport, eps, addrs);
 	for (r = 0; r < p->world; r++) {
 		jobs[r] = *p;
 		jobs[r].rank = r;
 		jobs[r].addrs = addrs;
-		pthread_create(&t[r], NULL, rank_main, &jobs[r]);
+		jobs[r].ep = err ? NULL : eps[r];
+		jobs[r].err = err;
+		if (!err)
+			pthread_create(&t[r], NULL, rank_main, &jobs[r]);
 	}
 	for (r = 0; r < p->world; r++)
-		pthread_join(t[r], NULL);
+		if (!err)
+			pthread_join(t[r], NULL);
+	for (r = 0; r < p->world; r++)
+		if (jobs[r].ep)
+			dlcp_ep_close(jobs[r].ep, 0);
+	free(eps);
 	free(t);
 	return jobs;	/* addrs leaked into jobs[0].addrs: freed by done() */
 }
@@ -373,8 +380,6 @@ int main(int argc, char **argv)
 			transport = DLCP_TRANSPORT_TCP;
 		else if (!strcmp(argv[i], "--loss"))
 			loss = 1;
-		else if (!strncmp(argv[i], "--port=", 7))
-			base_port = atoi(argv[i] + 7);
 	}
 	printf("TAP version 13\n# libdlcp quantized collectives over %s%s\n",
 	       transport == DLCP_TRANSPORT_TCP ? "tcp" : "dlcp",

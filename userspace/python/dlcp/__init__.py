@@ -2,22 +2,31 @@
 """ctypes bindings to libdlcp (userspace/lib/libdlcp.so).
 
     import dlcp
-    g = dlcp.Group.from_env()              # RANK, WORLD_SIZE, 10.77.0.(r+1)
+    g = dlcp.Group.from_env()     # RANK, WORLD_SIZE; rendezvous through the
+                                  # job's store (MASTER_ADDR:MASTER_PORT)
     g.allreduce(tensor, tag=3, iteration=it, budget_ppm=50000)
     g.close()
 
 Buffers may be numpy arrays or torch tensors (contiguous, float32 or
 int32, CPU); collectives work in place. Errors raise OSError with the errno
-libdlcp returned (ETIMEDOUT for a dead rank, EMSGSIZE/EINVAL for a peer
-with another size/dtype). ctypes releases the GIL during every call.
+libdlcp returned (ETIMEDOUT for a dead rank, ECONNRESET/EPIPE for a
+connection that broke, EMSGSIZE/EINVAL for a peer with another
+size/dtype); a misconfigured environment raises ConfigError (a
+ValueError) naming the variable or address. ctypes releases the GIL
+during every call.
 
-The library is found at $DLCP_LIB, else next to this file's
-../lib/libdlcp.so, else by the loader (libdlcp.so.0).
+Submodules: dlcp.ddp (DDP comm hook), dlcp.dear (DeAR scheduling),
+dlcp.rendezvous (how ranks find each other), dlcp.run (torchrun launcher).
+
+The library is found at $DLCP_LIB, else in the source tree
+(userspace/lib/libdlcp.so), else by the loader (libdlcp.so.0).
 """
 import ctypes
 import os
 import socket
 import struct
+
+from dlcp.rendezvous import ConfigError, DictStore  # noqa: F401  (re-exported)
 
 TRANSPORT_DLCP = 0
 TRANSPORT_TCP = 1
@@ -44,7 +53,7 @@ def _load():
     if os.environ.get("DLCP_LIB"):
         cands.append(os.environ["DLCP_LIB"])
     here = os.path.dirname(os.path.abspath(__file__))
-    cands.append(os.path.join(here, "..", "lib", "libdlcp.so"))
+    cands.append(os.path.join(here, "..", "..", "lib", "libdlcp.so"))
     cands.append("libdlcp.so.0")
     last = None
     for c in cands:
@@ -74,6 +83,74 @@ class SockaddrIn(ctypes.Structure):
     def __str__(self):
         return "%s:%d" % (socket.inet_ntoa(struct.pack("=I", self.addr)),
                           socket.ntohs(self.port))
+
+
+class SockaddrStorage(ctypes.Structure):
+    """struct sockaddr_storage: an AF_INET or AF_INET6 address."""
+    _fields_ = [("family", ctypes.c_uint16), ("data", ctypes.c_uint8 * 126)]
+
+    @classmethod
+    def make(cls, host, port):
+        """From a numeric address (IPv4 or IPv6, no brackets) and a port."""
+        a = cls()
+        if ":" in host:
+            scope = 0
+            if "%" in host:
+                host, ifname = host.split("%", 1)
+                scope = socket.if_nametoindex(ifname)
+            raw = struct.pack("!HI", port, 0) + socket.inet_pton(socket.AF_INET6, host) + \
+                struct.pack("=I", scope)
+            a.family = socket.AF_INET6
+        else:
+            raw = struct.pack("!H", port) + socket.inet_pton(socket.AF_INET, host)
+            a.family = socket.AF_INET
+        ctypes.memmove(a.data, raw, len(raw))
+        return a
+
+    @classmethod
+    def parse(cls, s):
+        """'a.b.c.d:port', '[v6]:port' or 'hostname:port' (resolved)."""
+        host, port = split_host_port(s)
+        try:
+            info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError) as e:
+            raise ConfigError("cannot resolve %r: %s" % (host, e)) from None
+        # IPv4 first, as dlcp.rendezvous does: every rank must pick the same
+        info = [i for i in info if i[0] in (socket.AF_INET, socket.AF_INET6)]
+        if not info:
+            raise ConfigError("%r: no IPv4 or IPv6 address" % host)
+        info.sort(key=lambda i: i[0] != socket.AF_INET)
+        return cls.make(info[0][4][0], port)
+
+    @property
+    def host(self):
+        b = bytes(self.data)
+        if self.family == socket.AF_INET:
+            return socket.inet_ntop(socket.AF_INET, b[2:6])
+        if self.family == socket.AF_INET6:
+            return socket.inet_ntop(socket.AF_INET6, b[6:22])
+        return "?"
+
+    @property
+    def port(self):
+        return struct.unpack("!H", bytes(self.data[:2]))[0]
+
+    def __str__(self):
+        if self.family == socket.AF_INET6:
+            return "[%s]:%d" % (self.host, self.port)
+        return "%s:%d" % (self.host, self.port)
+
+
+def split_host_port(s):
+    """'host:port' or '[v6]:port' -> (host, int port); ConfigError if malformed."""
+    h, sep, p = s.rpartition(":")
+    if not sep or not h or not p.isdigit() or int(p) > 65535:
+        raise ConfigError("%r is not host:port ([addr]:port for IPv6)" % s)
+    if h.startswith("[") and h.endswith("]"):
+        h = h[1:-1]
+    elif ":" in h:
+        raise ConfigError("%r: an IPv6 address goes in brackets, [addr]:port" % s)
+    return h, int(p)
 
 
 class CollStats(ctypes.Structure):
@@ -128,8 +205,20 @@ def _sig(name, res, *args):
 
 _group_open = _sig("dlcp_group_open", ctypes.c_int, _P(_vp), ctypes.c_int, ctypes.c_int,
                    _P(SockaddrIn), ctypes.c_int, ctypes.c_int)
+_group_open_sa = _sig("dlcp_group_open_sa", ctypes.c_int, _P(_vp), ctypes.c_int,
+                      ctypes.c_int, _P(SockaddrStorage), ctypes.c_int, ctypes.c_int)
+_group_open_ep = _sig("dlcp_group_open_ep", ctypes.c_int, _P(_vp), _vp, ctypes.c_int,
+                      ctypes.c_int, _P(SockaddrStorage), ctypes.c_int)
 _group_open_env = _sig("dlcp_group_open_env", ctypes.c_int, _P(_vp), ctypes.c_int,
                        ctypes.c_int, ctypes.c_int)
+_group_open_file = _sig("dlcp_group_open_file", ctypes.c_int, _P(_vp), ctypes.c_char_p,
+                        ctypes.c_int, ctypes.c_int, ctypes.c_int)
+_group_addr = _sig("dlcp_group_addr", ctypes.c_int, _vp, ctypes.c_int,
+                   _P(SockaddrStorage))
+_ep_open_sa = _sig("dlcp_ep_open_sa", ctypes.c_int, _P(_vp), _P(SockaddrStorage),
+                   ctypes.c_uint32, ctypes.c_int)
+_ep_addr_sa = _sig("dlcp_ep_addr_sa", ctypes.c_int, _vp, _P(SockaddrStorage))
+_ep_close = _sig("dlcp_ep_close", ctypes.c_int, _vp, ctypes.c_int)
 _group_close = _sig("dlcp_group_close", ctypes.c_int, _vp, ctypes.c_int)
 _group_rank = _sig("dlcp_group_rank", ctypes.c_int, _vp)
 _group_world = _sig("dlcp_group_world", ctypes.c_int, _vp)
@@ -147,10 +236,16 @@ _chunk_range = _sig("dlcp_chunk_range", None, ctypes.c_size_t, ctypes.c_uint, ct
                     _P(ctypes.c_size_t), _P(ctypes.c_size_t))
 _seg_classes = _sig("dlcp_seg_classes", ctypes.c_long, _vp, ctypes.c_size_t, ctypes.c_int,
                     ctypes.c_size_t, ctypes.c_double, _P(ctypes.c_uint8), ctypes.c_size_t)
-_send_tensor = _sig("dlcp_send_tensor", ctypes.c_int, _vp, _P(SockaddrIn), _vp,
-                    ctypes.c_size_t, _P(TensorMeta))
-_recv_tensor = _sig("dlcp_recv_tensor", ctypes.c_long, _vp, _P(_vp), _P(TensorInfo),
-                    _P(_P(Range)), ctypes.c_int)
+
+
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", _vp), ("len", ctypes.c_size_t)]
+
+
+_send_tensorv_sa = _sig("dlcp_send_tensorv_sa", ctypes.c_int, _vp, _P(SockaddrStorage),
+                        ctypes.c_uint32, _P(IoVec), ctypes.c_int, _P(TensorMeta))
+_recv_tensor_sa = _sig("dlcp_recv_tensor_sa", ctypes.c_long, _vp, _P(_vp), _P(TensorInfo),
+                       _P(_P(Range)), ctypes.c_int, _P(SockaddrStorage))
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [_vp]
 
@@ -201,22 +296,145 @@ def seg_classes(t, seg_size, top_fraction, dtype=None):
     return bytes(out[:k])
 
 
-class Group:
-    """One rank of a DLCP (or TCP) group; see libdlcp.h for the semantics."""
+GROUP_MAX = 4096     # DLCP_GROUP_MAX
 
-    def __init__(self, rank, addrs, transport=TRANSPORT_DLCP, timeout_ms=30000):
-        arr = (SockaddrIn * len(addrs))(*[SockaddrIn.parse(a) for a in addrs])
+
+def _open_ep(addr, transport, why):
+    """An endpoint bound to @addr (a SockaddrStorage): (handle, bound address)."""
+    ep = _vp()
+    rc = _ep_open_sa(ctypes.byref(ep), ctypes.byref(addr), ctypes.sizeof(addr), transport)
+    if rc == -99:   # EADDRNOTAVAIL
+        raise ConfigError("%s: %s is not an address of this host" % (why, addr.host))
+    if rc == -98:   # EADDRINUSE
+        raise ConfigError("%s: port %d is in use (DLCP_PORT)" % (why, addr.port))
+    if transport == TRANSPORT_DLCP and rc in (-93, -94, -97):
+        raise OSError(-rc, "DLCP sockets: %s (is the dlcp module loaded? "
+                      "DLCP_TRANSPORT=tcp selects TCP)" % os.strerror(-rc))
+    _check(rc, "dlcp_ep_open %s" % addr)
+    bound = SockaddrStorage()
+    rc = _ep_addr_sa(ep, ctypes.byref(bound))
+    if rc < 0:
+        _ep_close(ep, 0)
+        _check(rc, "dlcp_ep_addr_sa")
+    return ep, bound
+
+
+class Group:
+    """One rank of a DLCP (or TCP) group; see libdlcp.h for the semantics.
+
+    Group(rank, addrs): rank r binds addrs[r] ('a.b.c.d:port', '[v6]:port'
+    or 'host:port'; port 0 in this rank's own entry: any). Usually
+    Group.from_env() instead, which finds the other ranks by itself.
+    timeout_ms 0: $DLCP_TIMEOUT seconds, else 30 s.
+    """
+
+    def __init__(self, rank, addrs, transport=TRANSPORT_DLCP, timeout_ms=0):
+        arr = (SockaddrStorage * len(addrs))(*[SockaddrStorage.parse(a) for a in addrs])
         self._g = _vp()
-        _check(_group_open(ctypes.byref(self._g), rank, len(addrs), arr, transport,
-                           timeout_ms), "dlcp_group_open")
+        self._store = None
+        _check(_group_open_sa(ctypes.byref(self._g), rank, len(addrs), arr, transport,
+                              timeout_ms), "dlcp_group_open")
 
     @classmethod
-    def from_env(cls, base_port=0, transport=-1, timeout_ms=30000):
+    def _on_ep(cls, ep, rank, addrs, timeout_ms):
         self = cls.__new__(cls)
         self._g = _vp()
-        _check(_group_open_env(ctypes.byref(self._g), base_port, transport, timeout_ms),
-               "dlcp_group_open_env")
+        self._store = None
+        arr = (SockaddrStorage * len(addrs))(*addrs)
+        rc = _group_open_ep(ctypes.byref(self._g), ep, rank, len(addrs), arr, timeout_ms)
+        if rc < 0:
+            _ep_close(ep, 0)
+            _check(rc, "dlcp_group_open_ep")
         return self
+
+    @classmethod
+    def from_env(cls, base_port=0, transport=-1, timeout_ms=0, store=None, addr=None,
+                 rank=None, world_size=None):
+        """Rank @rank (default $RANK) of @world_size ($WORLD_SIZE) ranks.
+
+        The ranks find each other through a store (torch.distributed's or
+        anything with set(key, value) and a blocking get(key)): @store, else
+        the default process group's when torch.distributed is initialised,
+        else a TCPStore at $MASTER_ADDR:$MASTER_PORT (the torchrun agent's
+        under torchrun; otherwise rank 0 hosts it). Each rank binds @addr
+        ($DLCP_ADDR, else the address of $DLCP_IFNAME, else the local
+        address that routes to $MASTER_ADDR), port $DLCP_PORT + $LOCAL_RANK
+        if DLCP_PORT is set, else one the kernel chooses, and publishes it.
+
+        Explicit address lists instead: $DLCP_GROUP_FILE (one addr:port per
+        rank), or the fixed plans DLCP_SAME_HOST=1 (127.0.0.1:base_port+r)
+        and DLCP_ADDR_PLAN=10.77 (10.77.0.(r+1):base_port), base_port 0
+        reading $DLCP_BASE_PORT (default 29600).
+
+        @transport < 0: $DLCP_TRANSPORT ('tcp' or 'dlcp', default dlcp).
+        Misconfiguration raises ConfigError naming the variable or address.
+        """
+        from dlcp import rendezvous as rdzv
+        env = os.environ
+        if rank is None:
+            rank = rdzv.env_int("RANK")
+        if world_size is None:
+            world_size = rdzv.env_int("WORLD_SIZE")
+        if not 1 <= world_size <= GROUP_MAX:
+            raise ConfigError("WORLD_SIZE=%d: must be 1..%d" % (world_size, GROUP_MAX))
+        if not 0 <= rank < world_size:
+            raise ConfigError("RANK=%d: must be 0..WORLD_SIZE-1 (WORLD_SIZE=%d)"
+                              % (rank, world_size))
+        if transport < 0:
+            tr = env.get("DLCP_TRANSPORT", "dlcp") or "dlcp"
+            if tr not in ("dlcp", "tcp"):
+                raise ConfigError("DLCP_TRANSPORT=%r: 'dlcp' or 'tcp'" % tr)
+            transport = TRANSPORT_TCP if tr == "tcp" else TRANSPORT_DLCP
+        gfile = env.get("DLCP_GROUP_FILE")
+        if gfile:
+            self = cls.__new__(cls)
+            self._g = _vp()
+            self._store = None
+            rc = _group_open_file(ctypes.byref(self._g), gfile.encode(), rank, transport,
+                                  timeout_ms)
+            if rc == -22:
+                raise ConfigError("DLCP_GROUP_FILE=%s: a bad line, or RANK=%d not in it"
+                                  % (gfile, rank))
+            _check(rc, "dlcp_group_open_file %s" % gfile)
+            return self
+        if env.get("DLCP_SAME_HOST") == "1" or env.get("DLCP_ADDR_PLAN"):
+            if env.get("DLCP_ADDR_PLAN", "10.77") != "10.77":
+                raise ConfigError("DLCP_ADDR_PLAN=%r: the only plan is 10.77"
+                                  % env["DLCP_ADDR_PLAN"])
+            self = cls.__new__(cls)
+            self._g = _vp()
+            self._store = None
+            if store is not None or addr is not None:
+                raise ConfigError("DLCP_SAME_HOST / DLCP_ADDR_PLAN fix the addresses: "
+                                  "no store or addr with them")
+            _check(_group_open_env(ctypes.byref(self._g), base_port, transport, timeout_ms),
+                   "dlcp_group_open_env")
+            return self
+        host, why = rdzv.local_address(addr)
+        port = rdzv.local_port()
+        ep, bound = _open_ep(SockaddrStorage.make(host, port), transport, why)
+        try:
+            st, keep = rdzv.job_store(store, rank, world_size)
+            peers = rdzv.exchange(st, rank, world_size, str(bound))
+            addrs = [SockaddrStorage.parse(p) for p in peers]
+        except BaseException:
+            _ep_close(ep, 0)
+            raise
+        fams = {a.family for a in addrs}
+        if len(fams) != 1:
+            _ep_close(ep, 0)
+            raise ConfigError("ranks published addresses of both families (%s, ...): set "
+                              "DLCP_ADDR or DLCP_IFNAME so that all use IPv4 or all IPv6"
+                              % ", ".join(peers[:4]))
+        self = cls._on_ep(ep, rank, addrs, timeout_ms)
+        self._store = keep      # a TCPStore this rank hosts lives as long
+        return self
+
+    def addr(self, r):
+        """Address of rank @r as 'a.b.c.d:port' or '[v6]:port'."""
+        a = SockaddrStorage()
+        _check(_group_addr(self._g, r, ctypes.byref(a)), "dlcp_group_addr")
+        return str(a)
 
     @property
     def rank(self):
@@ -229,6 +447,7 @@ class Group:
     def close(self, linger_ms=-1):
         if self._g:
             g, self._g = self._g, None
+            self._store = None
             _check(_group_close(g, linger_ms), "dlcp_group_close")
 
     def __enter__(self):
@@ -300,21 +519,25 @@ class Group:
 
     # point to point on the group's endpoint
     def send(self, dst_addr, t, tensor_id=0, iteration=0, layer=0, budget_ppm=0):
+        """Send @t to @dst_addr ('a.b.c.d:port', '[v6]:port', 'host:port')."""
         ptr, n, dt = _buf(t)
         m = TensorMeta()
         m.tensor_id, m.iteration, m.layer, m.dtype = tensor_id, iteration, layer, dt
         m.loss_budget_ppm = budget_ppm
-        a = SockaddrIn.parse(dst_addr)
-        _check(_send_tensor(_group_ep(self._g), ctypes.byref(a), ptr, n * 4,
-                            ctypes.byref(m)), "dlcp_send_tensor")
+        a = SockaddrStorage.parse(dst_addr)
+        iov = IoVec(ptr, n * 4)
+        _check(_send_tensorv_sa(_group_ep(self._g), ctypes.byref(a), ctypes.sizeof(a),
+                                ctypes.byref(iov), 1, ctypes.byref(m)), "dlcp_send_tensor")
 
     def recv(self, timeout_ms=-1):
         """One message: (bytes, info dict, [(offset, len) lost ranges])."""
         buf = _vp()
         info = TensorInfo()
         lost = _P(Range)()
-        n = _check(_recv_tensor(_group_ep(self._g), ctypes.byref(buf), ctypes.byref(info),
-                                ctypes.byref(lost), timeout_ms), "dlcp_recv_tensor")
+        src = SockaddrStorage()
+        n = _check(_recv_tensor_sa(_group_ep(self._g), ctypes.byref(buf), ctypes.byref(info),
+                                   ctypes.byref(lost), timeout_ms, ctypes.byref(src)),
+                   "dlcp_recv_tensor")
         try:
             data = ctypes.string_at(buf, n)
             ranges = [(lost[i].offset, lost[i].len) for i in range(info.nr_lost)] \
@@ -323,7 +546,7 @@ class Group:
             _libc.free(buf)
             _libc.free(ctypes.cast(lost, _vp))
         d = {f: getattr(info, f) for f, _ in TensorInfo._fields_ if f != "src"}
-        d["src"] = str(info.src)
+        d["src"] = str(src)
         return data, d, ranges
 
 

@@ -1,0 +1,246 @@
+# SPDX-License-Identifier: GPL-2.0
+"""How the ranks of a dlcp.Group find each other (dlcp.Group.from_env()).
+
+Every rank binds an endpoint (port 0 unless DLCP_PORT is set: the kernel
+chooses, so several ranks per host and concurrent jobs never collide) and
+publishes its address in a key-value store shared by the job: a
+torch.distributed store (the default process group's, or the TCPStore at
+MASTER_ADDR:MASTER_PORT that torchrun's agent hosts, or one rank 0 hosts),
+or any object with set(key, value) and a get(key) that waits for the key.
+Rank 0 collects the addresses and publishes the whole list under one key,
+so a rank reads one value, not one per peer (thousands of ranks).
+
+The address a rank binds, first found of:
+  DLCP_ADDR     an address (IPv4, IPv6) or a host name of this host
+  DLCP_IFNAME   an interface: its IPv4 address, else its global IPv6 one
+  MASTER_ADDR   the local address of the route to it (a UDP socket
+                connect()ed there, nothing sent)
+
+Environment read: RANK, WORLD_SIZE, LOCAL_RANK (with DLCP_PORT),
+MASTER_ADDR, MASTER_PORT, DLCP_ADDR, DLCP_IFNAME, DLCP_PORT,
+DLCP_RDZV_TIMEOUT (seconds a rank waits for the others, default 300).
+"""
+import datetime
+import fcntl
+import os
+import socket
+import struct
+import threading
+import time
+
+
+class ConfigError(ValueError):
+    """The environment (or an argument) does not describe a usable group."""
+
+
+def env_int(name, default=None):
+    """Integer environment variable @name; ConfigError if unset or not one."""
+    v = os.environ.get(name)
+    if v is None or v.strip() == "":
+        if default is not None:
+            return default
+        raise ConfigError("%s is not set (torchrun sets it; or export it)" % name)
+    try:
+        return int(v.strip())
+    except ValueError:
+        raise ConfigError("%s=%r is not an integer" % (name, v)) from None
+
+
+def rdzv_timeout():
+    v = os.environ.get("DLCP_RDZV_TIMEOUT", "300")
+    try:
+        t = float(v)
+    except ValueError:
+        raise ConfigError("DLCP_RDZV_TIMEOUT=%r is not a number of seconds" % v) from None
+    if t <= 0:
+        raise ConfigError("DLCP_RDZV_TIMEOUT=%r must be > 0" % v)
+    return t
+
+
+def _resolve(host, what, port=0, family=socket.AF_UNSPEC):
+    """Numeric addresses of @host, IPv4 first; ConfigError naming @what."""
+    try:
+        info = socket.getaddrinfo(host, port, family, socket.SOCK_DGRAM)
+    except (socket.gaierror, UnicodeError) as e:
+        raise ConfigError("%s=%s: cannot resolve: %s" % (what, host, e)) from None
+    info.sort(key=lambda i: i[0] != socket.AF_INET)
+    return [(i[0], i[4]) for i in info if i[0] in (socket.AF_INET, socket.AF_INET6)]
+
+
+def _ifname_addr(ifname):
+    try:
+        socket.if_nametoindex(ifname)
+    except OSError:
+        raise ConfigError("DLCP_IFNAME=%s: no such interface" % ifname) from None
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        req = struct.pack("256s", ifname.encode()[:15])
+        res = fcntl.ioctl(s.fileno(), 0x8915, req)    # SIOCGIFADDR
+        return socket.inet_ntoa(res[20:24])
+    except OSError:
+        pass
+    finally:
+        s.close()
+    try:    # address, index, prefix length, scope, flags, name
+        with open("/proc/net/if_inet6") as f:
+            for line in f:
+                a, _, _, scope, _, name = line.split()
+                if name == ifname and scope == "00":
+                    return socket.inet_ntop(socket.AF_INET6, bytes.fromhex(a))
+    except OSError:
+        pass
+    raise ConfigError("DLCP_IFNAME=%s has no IPv4 or global IPv6 address" % ifname)
+
+
+def local_address(addr=None):
+    """(numeric address to bind, where it came from, for error messages)."""
+    env = os.environ
+    if addr is None and env.get("DLCP_ADDR"):
+        addr, what = env["DLCP_ADDR"], "DLCP_ADDR"
+    else:
+        what = "addr"
+    if addr is not None:
+        a = addr[1:-1] if addr.startswith("[") and addr.endswith("]") else addr
+        fam, sa = _resolve(a, what)[0]
+        return sa[0], "%s=%s" % (what, addr)
+    if env.get("DLCP_IFNAME"):
+        a = _ifname_addr(env["DLCP_IFNAME"])
+        return a, "DLCP_IFNAME=%s (%s)" % (env["DLCP_IFNAME"], a)
+    master = env.get("MASTER_ADDR")
+    if not master:
+        raise ConfigError("MASTER_ADDR is not set: set it (torchrun does), or say which "
+                          "address to bind with DLCP_ADDR or DLCP_IFNAME")
+    port = env_int("MASTER_PORT", 0) if env.get("MASTER_PORT", "").strip() else 9
+    last = None
+    for fam, sa in _resolve(master, "MASTER_ADDR", port):
+        s = socket.socket(fam, socket.SOCK_DGRAM)
+        try:
+            s.connect(sa)   # routes only, sends nothing
+            a = s.getsockname()[0]
+            return a, "the route to MASTER_ADDR=%s (%s)" % (master, a)
+        except OSError as e:
+            last = e
+        finally:
+            s.close()
+    raise ConfigError("MASTER_ADDR=%s: no route from this host (%s); set DLCP_ADDR or "
+                      "DLCP_IFNAME" % (master, last))
+
+
+def local_port():
+    """DLCP_PORT + LOCAL_RANK when DLCP_PORT is set, else 0 (any)."""
+    if not os.environ.get("DLCP_PORT"):
+        return 0
+    p = env_int("DLCP_PORT") + env_int("LOCAL_RANK", 0)
+    if not 0 < p <= 65535:
+        raise ConfigError("DLCP_PORT + LOCAL_RANK = %d is not a port" % p)
+    return p
+
+
+class DictStore:
+    """A store for ranks that are threads of one process (tests, tools)."""
+
+    def __init__(self, timeout=300.0):
+        self._d = {}
+        self._cv = threading.Condition()
+        self.timeout = timeout
+
+    def set(self, key, value):
+        with self._cv:
+            self._d[key] = value.encode() if isinstance(value, str) else bytes(value)
+            self._cv.notify_all()
+
+    def add(self, key, n):
+        with self._cv:
+            v = int(self._d.get(key, b"0")) + n
+            self._d[key] = str(v).encode()
+            self._cv.notify_all()
+            return v
+
+    def get(self, key):
+        end = time.monotonic() + self.timeout
+        with self._cv:
+            while key not in self._d:
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("DictStore: no key %r after %g s" % (key, self.timeout))
+                self._cv.wait(left)
+            return self._d[key]
+
+
+def job_store(store, rank, world):
+    """(store, object to keep alive while the group lives)."""
+    if store is not None:
+        return store, None
+    env = os.environ
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        raise ConfigError("no store: torch is not importable here; pass store=, or list "
+                          "the ranks in DLCP_GROUP_FILE") from None
+    if dist.is_available() and dist.is_initialized():
+        return dist.distributed_c10d._get_default_store(), None
+    host = env.get("MASTER_ADDR")
+    if not host:
+        raise ConfigError("MASTER_ADDR is not set (the store's host; torchrun sets it)")
+    port = env_int("MASTER_PORT")
+    if not 0 < port <= 65535:
+        raise ConfigError("MASTER_PORT=%d is not a port" % port)
+    _resolve(host, "MASTER_ADDR")
+    tmo = datetime.timedelta(seconds=rdzv_timeout())
+    agent = env.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+    try:
+        if agent:   # torchrun: its agent hosts the store, as for c10d
+            st = dist.TCPStore(host, port, world, False, tmo)
+            return dist.PrefixStore("/worker/attempt_%s" % env.get(
+                "TORCHELASTIC_RESTART_COUNT", "0"), st), st
+        st = dist.TCPStore(host, port, world, rank == 0, tmo)
+    except RuntimeError as e:
+        raise ConfigError("MASTER_ADDR=%s MASTER_PORT=%d: %s the store: %s" % (
+            host, port, "cannot reach" if agent or rank else "cannot host", e)) from None
+    return st, st
+
+
+_seq = {}      # stores without add(): (id, rank) -> groups opened
+_seq_lock = threading.Lock()
+
+
+def _text(v):
+    return v.decode() if isinstance(v, (bytes, bytearray)) else str(v)
+
+
+def exchange(store, rank, world, mine, seq=None):
+    """Publish @mine ('addr:port'); the list of every rank's, in rank order.
+
+    The groups opened one after the other get keys of their own (the n-th
+    group of every rank: a counter per rank in the store), so one store
+    serves them all; all ranks must open their groups in the same order.
+    """
+    if seq is None and hasattr(store, "add"):
+        seq = store.add("dlcp/groups/%d" % rank, 1) - 1
+    elif seq is None:
+        with _seq_lock:
+            seq = _seq.get((id(store), rank), 0)
+            _seq[(id(store), rank)] = seq + 1
+    base = "dlcp/%d/" % seq
+    store.set(base + "addr/%d" % rank, mine)
+    if rank == 0:
+        addrs = []
+        for r in range(world):
+            try:
+                addrs.append(_text(store.get(base + "addr/%d" % r)))
+            except (RuntimeError, TimeoutError) as e:
+                raise TimeoutError("rendezvous: rank %d of %d never published its address "
+                                   "(%s)" % (r, world, e)) from None
+        store.set(base + "all", "\n".join(addrs))
+        return addrs
+    try:
+        addrs = _text(store.get(base + "all")).split("\n")
+    except (RuntimeError, TimeoutError) as e:
+        raise TimeoutError("rendezvous: rank 0 never published the group's addresses "
+                           "(%s)" % e) from None
+    if len(addrs) != world or addrs[rank] != mine:
+        raise ConfigError("rendezvous: the store's group (%d ranks, this rank at %s) is not "
+                          "this one (WORLD_SIZE=%d, %s): another job on the same store?"
+                          % (len(addrs), addrs[rank] if rank < len(addrs) else "-",
+                             world, mine))
+    return addrs

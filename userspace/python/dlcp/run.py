@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+"""torchrun, with a fix for torch 1.13 on Python 3.11.
+
+    python3 -m dlcp.run --nproc_per_node=2 train.py ...    # torchrun's options
+
+torch 1.13's torchrun (torch.distributed.run) dies before starting any
+worker on Python 3.11:
+
+    File ".../elastic/multiprocessing/api.py", in to_map
+        map[i] = val_or_map.get(i, Std.NONE)
+    AttributeError: 'NoneType' object has no attribute 'get'
+
+Std.from_str() (the parser of --redirects and --tee, whose default is "0")
+looks the number up by iterating over the IntFlag Std. Since Python 3.11
+iterating over a flag enum yields only its single-bit members (OUT, ERR),
+not NONE (0) or ALL (3), so "0" and "3" map to None. This module replaces
+Std.from_str() with one that converts the number directly (Std(int(v))),
+then runs torchrun's main() with the same arguments. Where the bug is not
+there (another Python or torch), nothing is replaced.
+
+Without this module, --redirects and --tee must both be 1 or 2 (or maps
+of those) to avoid the faulty path, which also changes where the
+workers' output goes: use this module instead.
+"""
+import re
+import sys
+
+
+def _fixed_from_str(cls, vm):
+    from torch.distributed.elastic.multiprocessing import api
+    if re.match(api._VALUE_REGEX, vm):
+        return cls(int(vm))
+    if re.match(api._MAPPING_REGEX, vm):
+        return {int(i): cls(int(v)) for i, v in (m.split(":") for m in vm.split(","))}
+    raise ValueError("%s does not match: <%s> or <%s>" % (
+        vm, api._VALUE_REGEX, api._MAPPING_REGEX))
+
+
+def needs_patch():
+    """Does this torch's Std.from_str() lose NONE/ALL (Python 3.11)?"""
+    from torch.distributed.elastic.multiprocessing.api import Std
+    return Std.from_str("0") is not Std.NONE or Std.from_str("3") != Std.ALL
+
+
+def patch():
+    """Fix Std.from_str() in place if it is broken; True if it was."""
+    from torch.distributed.elastic.multiprocessing.api import Std
+    if not needs_patch():
+        return False
+    Std.from_str = classmethod(_fixed_from_str)
+    return True
+
+
+def main(argv=None):
+    patch()
+    from torch.distributed.run import main as torchrun_main
+    return torchrun_main(sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
