@@ -116,6 +116,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_DROP_PROTOMEM,		/* net.dlcp.mem or memory cgroup limit */
 	DLCP_MIB_DROP_INMSGS,		/* net.dlcp.max_in_msgs being received */
 	DLCP_MIB_IN_ZOMBIES_EVICTED,	/* delivered messages forgotten early */
+	DLCP_MIB_ICMP_IGNORED,		/* "too big" quoting no message of ours */
 	DLCP_MIB_IN_PKTS,
 	DLCP_MIB_OUT_PKTS,
 	DLCP_MIB_IN_DATA_PKTS,
@@ -913,6 +914,9 @@ struct dst_entry *dlcp_route(struct sock *sk, const struct in6_addr *saddr,
 u32 dlcp_mtu_seg_size(const struct dlcp_out_msg *m, u32 mtu);
 int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m);
 void dlcp_out_release_msg(struct dlcp_out_msg *m);
+struct dlcp_flight *dlcp_out_flight_alloc(struct sock *sk, u32 *cap);
+void dlcp_out_flight_install(struct sock *sk, struct dlcp_flight *flight,
+			     u32 cap);
 void dlcp_out_push(struct sock *sk);
 void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m);
 void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m);
@@ -938,6 +942,8 @@ void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 void dlcp_out_report(struct sock *sk, struct sk_buff *skb);
 void dlcp_out_stop(struct sock *sk, struct sk_buff *skb);
 bool dlcp_out_timeout(struct sock *sk, unsigned long now);
+bool dlcp_out_quoted(struct dlcp_sock *dsk, const struct dlcp_hdr *h,
+		     const struct in6_addr *daddr);
 u32 dlcp_out_rto_us(const struct sock *sk, const struct dlcp_peer *p);
 
 /* dlcp_in.c */
@@ -946,7 +952,8 @@ int dlcp_rcv(struct sk_buff *skb);
 int dlcp_rcv_common(struct sk_buff *skb, bool udp);
 int dlcp_err(struct sk_buff *skb, u32 info);
 struct sock *dlcp_err_sock(struct net *net, const struct in6_addr *saddr,
-			   __be16 sport, int dif);
+			   const struct in6_addr *daddr,
+			   const struct dlcp_hdr *h, int dif);
 void dlcp_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now);
 void dlcp_in_purge(struct sock *sk);

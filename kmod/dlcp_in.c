@@ -756,19 +756,36 @@ int dlcp_rcv(struct sk_buff *skb)
 }
 
 /*
- * The socket that sent the packet an ICMP(v6) "too big" quotes (from
- * @saddr, port @sport), referenced and counted, or NULL.
+ * The socket that sent the packet an ICMP(v6) "too big" quotes, from
+ * @saddr to @daddr with the DLCP header @h (whole: the caller pulled
+ * DLCP_HDR_LEN bytes of the quote), referenced and counted, or NULL. The
+ * quote must name a message the socket is sending to @daddr (id, port,
+ * length): an off-path host that forges the error must guess the id, as
+ * for any control packet. Others are ignored (DlcpIcmpIgnored).
  */
 struct sock *dlcp_err_sock(struct net *net, const struct in6_addr *saddr,
-			   __be16 sport, int dif)
+			   const struct in6_addr *daddr,
+			   const struct dlcp_hdr *h, int dif)
 {
+	struct dlcp_sock *dsk;
 	struct sock *sk;
+	bool ok;
 
 	rcu_read_lock();
-	sk = dlcp_lookup(net, saddr, sport, dif, 0);
+	sk = dlcp_lookup(net, saddr, h->source, dif, 0);
 	rcu_read_unlock();
-	if (sk)
-		DLCP_INC_STATS(net, DLCP_MIB_PMTU_UPDATES);
+	if (!sk)
+		return NULL;
+	dsk = dlcp_sk(sk);
+	spin_lock_bh(&dsk->lock);
+	ok = !dsk->dead && dlcp_out_quoted(dsk, h, daddr);
+	spin_unlock_bh(&dsk->lock);
+	if (!ok) {
+		DLCP_INC_STATS(net, DLCP_MIB_ICMP_IGNORED);
+		sock_put(sk);
+		return NULL;
+	}
+	DLCP_INC_STATS(net, DLCP_MIB_PMTU_UPDATES);
 	return sk;
 }
 
@@ -802,14 +819,16 @@ int dlcp_err(struct sk_buff *skb, u32 info)
 
 	if (type != ICMP_DEST_UNREACH || code != ICMP_FRAG_NEEDED)
 		return 0;
-	/* ICMP quotes at least 8 bytes after the IP header: our ports */
-	if (!pskb_may_pull(skb, iph->ihl * 4 + 4))
+	/* the quote must hold our common header (RFC 1812 routers quote it) */
+	if (!pskb_may_pull(skb, iph->ihl * 4 + DLCP_HDR_LEN)) {
+		DLCP_INC_STATS(net, DLCP_MIB_ICMP_IGNORED);
 		return 0;
+	}
 	iph = (const struct iphdr *)skb->data;
 	h = (const struct dlcp_hdr *)(skb->data + iph->ihl * 4);
 	ipv6_addr_set_v4mapped(iph->saddr, &saddr);
 	ipv6_addr_set_v4mapped(iph->daddr, &daddr);
-	sk = dlcp_err_sock(net, &saddr, h->source, skb->dev->ifindex);
+	sk = dlcp_err_sock(net, &saddr, &daddr, h, skb->dev->ifindex);
 	if (!sk)
 		return 0;
 	ipv4_sk_update_pmtu(skb, sk, info);

@@ -140,12 +140,15 @@ static int dlcp6_err(struct sk_buff *skb, struct inet6_skb_parm *opt,
 
 	if (type != ICMPV6_PKT_TOOBIG)
 		return 0;
-	/* the quote holds at least our ports */
-	if (!pskb_may_pull(skb, offset + 4))
+	/* the quote must hold our common header */
+	if (!pskb_may_pull(skb, offset + DLCP_HDR_LEN)) {
+		DLCP_INC_STATS(net, DLCP_MIB_ICMP_IGNORED);
 		return 0;
+	}
 	ip6h = (const struct ipv6hdr *)skb->data;
 	h = (const struct dlcp_hdr *)(skb->data + offset);
-	sk = dlcp_err_sock(net, &ip6h->saddr, h->source, skb->dev->ifindex);
+	sk = dlcp_err_sock(net, &ip6h->saddr, &ip6h->daddr, h,
+			   skb->dev->ifindex);
 	if (!sk)
 		return 0;
 	ip6_sk_update_pmtu(skb, sk, info);

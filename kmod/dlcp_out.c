@@ -603,6 +603,37 @@ static u64 dlcp_pace_interval_ns(const struct dlcp_peer *p)
 }
 
 /*
+ * The socket's flight ring, net.dlcp.max_cwnd entries, allocated by the
+ * first sendmsg() in process context (it may take several pages, which
+ * GFP_ATOMIC under the socket lock could not count on) and installed
+ * with dlcp_out_flight_install(). NULL if the socket has one.
+ */
+struct dlcp_flight *dlcp_out_flight_alloc(struct sock *sk, u32 *cap)
+{
+	if (READ_ONCE(dlcp_sk(sk)->flight))
+		return NULL;
+	*cap = READ_ONCE(dlcp_pernet(sock_net(sk))->max_cwnd);
+	return kvcalloc(*cap, sizeof(struct dlcp_flight), GFP_KERNEL);
+}
+
+/* Install @flight of @cap entries unless the socket has a ring: then free it */
+void dlcp_out_flight_install(struct sock *sk, struct dlcp_flight *flight,
+			     u32 cap)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+
+	lockdep_assert_held(&dsk->lock);
+	if (!flight)
+		return;
+	if (dsk->flight) {
+		kvfree(flight);
+		return;
+	}
+	dsk->flight = flight;
+	dsk->flight_cap = cap;
+}
+
+/*
  * Transmit what the window and the pacing allow. Called with dsk->lock
  * held, from sendmsg, the receive path and the timers.
  */
@@ -613,16 +644,9 @@ void dlcp_out_push(struct sock *sk)
 	u64 pace_at = U64_MAX;
 	struct dlcp_out_msg *m;
 
-	if (dsk->dead || list_empty(&dsk->out_msgs))
+	/* the flight ring comes with the first message (dlcp_out_flight_alloc) */
+	if (dsk->dead || list_empty(&dsk->out_msgs) || !dsk->flight)
 		return;
-	if (!dsk->flight) {
-		u32 cap = READ_ONCE(dlcp_pernet(net)->max_cwnd);
-
-		dsk->flight = kvcalloc(cap, sizeof(*dsk->flight), GFP_ATOMIC);
-		if (!dsk->flight)
-			return;		/* the guard timer retries */
-		dsk->flight_cap = cap;
-	}
 
 	list_for_each_entry(m, &dsk->out_msgs, node) {
 		struct dlcp_peer *p = m->peer;

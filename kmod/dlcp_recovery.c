@@ -62,6 +62,26 @@ static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
 }
 
 /*
+ * Does @h, the header of a packet we sent to @daddr that an ICMP error
+ * quotes, name a message of ours in flight (id, destination port,
+ * length)?
+ */
+bool dlcp_out_quoted(struct dlcp_sock *dsk, const struct dlcp_hdr *h,
+		     const struct in6_addr *daddr)
+{
+	u32 id = ntohl(h->msg_id);
+	struct dlcp_out_msg *m;
+
+	lockdep_assert_held(&dsk->lock);
+	list_for_each_entry(m, &dsk->out_msgs, node)
+		if (m->id == id && m->dport == h->dest &&
+		    ipv6_addr_equal(&m->daddr, daddr) &&
+		    m->len == ntohl(h->msg_len))
+			return true;
+	return false;
+}
+
+/*
  * RFC 6298's timeout for @p (NULL: a peer with no RTT sample yet), doubled
  * per timeout since the last RTT sample.
  */

@@ -637,7 +637,9 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct inet_sock *inet = inet_sk(sk);
 	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	struct dlcp_send_args args = { .droppable_ppm = -1 };
+	struct dlcp_flight *flight = NULL;
 	struct dlcp_peer *spare;
+	u32 flight_cap = 0;
 	struct dlcp_out_msg *m;
 	struct in6_addr daddr;
 	__be16 dport;
@@ -725,12 +727,19 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	spare = err ? NULL : dlcp_peer_alloc();
 	if (!err && !spare)
 		err = -ENOMEM;
+	if (!err) {
+		flight = dlcp_out_flight_alloc(sk, &flight_cap);
+		if (!flight && !READ_ONCE(dsk->flight))
+			err = -ENOMEM;
+	}
 	if (err) {
+		kfree(spare);
 		dlcp_unreserve_snd(sk, len);
 		goto free_msg;
 	}
 
 	spin_lock_bh(&dsk->lock);
+	dlcp_out_flight_install(sk, flight, flight_cap);
 	err = dsk->dead ? -EPIPE : 0;
 	if (!err) {
 		m->peer = dlcp_peer_get(sk, &daddr, &spare);

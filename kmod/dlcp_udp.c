@@ -89,8 +89,10 @@ static void dlcp_udp_err_rcv(struct sock *usk, struct sk_buff *skb,
 			return;
 		mtu = ntohl(icmp6_hdr(skb)->icmp6_mtu);
 	}
-	if (!pskb_may_pull(skb, off + 4))
+	if (!pskb_may_pull(skb, off + DLCP_HDR_LEN)) {
+		DLCP_INC_STATS(sock_net(usk), DLCP_MIB_ICMP_IGNORED);
 		return;
+	}
 	if (usk->sk_family == AF_INET) {
 		const struct iphdr *iph = (const struct iphdr *)skb->data;
 
@@ -103,7 +105,7 @@ static void dlcp_udp_err_rcv(struct sock *usk, struct sk_buff *skb,
 		daddr = ip6h->daddr;
 	}
 	h = (const struct dlcp_hdr *)(skb->data + off);
-	sk = dlcp_err_sock(sock_net(usk), &saddr, h->source,
+	sk = dlcp_err_sock(sock_net(usk), &saddr, &daddr, h,
 			   skb->dev->ifindex);
 	if (sk)
 		dlcp_err_pmtu(sk, &daddr, mtu);

@@ -813,6 +813,87 @@ TEST(answering_receiver_that_never_takes_it)
 }
 
 /* ------------------------------------------------------------------ */
+/* ICMP: a "fragmentation needed" must quote a message of ours          */
+/* ------------------------------------------------------------------ */
+
+/* Send ICMP frag-needed (MTU @mtu) quoting the DLCP header @dlcp. */
+static int icmp_frag_needed(const uint8_t *dlcp, uint16_t mtu)
+{
+	struct sockaddr_in to = sin4("127.0.0.1", 0);
+	uint8_t p[8 + 20 + DLCP_HDR_LEN] = { 3, 4 };
+	int fd, rc;
+
+	dlcp_put16(p + 6, mtu);
+	p[8] = 0x45;
+	dlcp_put16(p + 10, 1500);
+	p[16] = 64;
+	p[17] = IPPROTO_DLCP;
+	inet_pton(AF_INET, "127.0.0.1", p + 20);
+	inet_pton(AF_INET, "127.0.0.1", p + 24);
+	memcpy(p + 28, dlcp, DLCP_HDR_LEN);
+	dlcp_put16(p + 2, dlcp_csum_finish(dlcp_csum_add(0, p, sizeof(p))));
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+	if (fd < 0)
+		return -1;
+	rc = sendto(fd, p, sizeof(p), 0, (struct sockaddr *)&to, sizeof(to));
+	close(fd);
+	return rc == sizeof(p) ? 0 : -1;
+}
+
+/*
+ * A message is in flight to a port nobody answers on; an ICMP error that
+ * quotes another id is ignored, one that quotes the message re-cuts it.
+ */
+TEST(icmp_too_big_must_quote_a_message)
+{
+	uint8_t out[20000] = { 0 }, hdr[DLCP_HDR_LEN];
+	uint16_t dport = 20000 + getpid() % 10000;
+	uint64_t upd, ign;
+	int tx, raw, found = 0;
+	double end;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
+	raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
+	tx = bound4("127.0.0.1");
+	ASSERT_LE(0, raw);
+	ASSERT_LE(0, tx);
+	ASSERT_EQ(sizeof(out), send_to(tx, "127.0.0.1", dport, out,
+				       sizeof(out), 0));
+	for (end = dlcp_now() + 5; !found && dlcp_now() < end;) {
+		uint8_t p[2048];
+		struct pollfd pf = { .fd = raw, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pf, 1, 200) != 1)
+			continue;
+		n = recv(raw, p, sizeof(p), 0);
+		if (n >= 20 + DLCP_HDR_LEN && dlcp_get16(p + 22) == dport) {
+			memcpy(hdr, p + 20, DLCP_HDR_LEN);
+			found = 1;
+		}
+	}
+	ASSERT_TRUE(found);
+
+	/* a raw socket would take the error too and lower the route's MTU */
+	close(raw);
+	upd = snmp("DlcpPmtuUpdates");
+	ign = snmp("DlcpIcmpIgnored");
+	dlcp_put32(hdr + 12, dlcp_get32(hdr + 12) ^ 0x5a5a5a5a);
+	ASSERT_EQ(0, icmp_frag_needed(hdr, 1200));
+	usleep(200000);
+	EXPECT_EQ(upd, snmp("DlcpPmtuUpdates"));
+	EXPECT_EQ(ign + 1, snmp("DlcpIcmpIgnored"));
+
+	dlcp_put32(hdr + 12, dlcp_get32(hdr + 12) ^ 0x5a5a5a5a);
+	ASSERT_EQ(0, icmp_frag_needed(hdr, 1200));
+	usleep(200000);
+	/* and more, if a packet cut before now meets the new MTU on lo */
+	EXPECT_LT(upd, snmp("DlcpPmtuUpdates"));
+	close_now(tx);
+}
+
+/* ------------------------------------------------------------------ */
 /* Receive queue: MSG_PEEK                                              */
 /* ------------------------------------------------------------------ */
 
