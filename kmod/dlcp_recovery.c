@@ -46,19 +46,30 @@ static bool dlcp_rack_expired(const struct sock *sk,
 	       (s32)(m->rack_rtt_us + dlcp_cc_reorder_us(sk, m->peer));
 }
 
-static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
-					  const struct dlcp_hdr *h,
-					  const struct in6_addr *saddr)
+/* The outgoing message of @h's id and length to @daddr port @dport. */
+static struct dlcp_out_msg *dlcp_out_lookup(struct dlcp_sock *dsk,
+					    const struct dlcp_hdr *h,
+					    const struct in6_addr *daddr,
+					    __be16 dport)
 {
 	u32 id = ntohl(h->msg_id);
 	struct dlcp_out_msg *m;
 
+	lockdep_assert_held(&dsk->lock);
 	list_for_each_entry(m, &dsk->out_msgs, node)
-		if (m->id == id && m->dport == h->source &&
-		    ipv6_addr_equal(&m->daddr, saddr) &&
+		if (m->id == id && m->dport == dport &&
+		    ipv6_addr_equal(&m->daddr, daddr) &&
 		    m->len == ntohl(h->msg_len))
 			return m;
 	return NULL;
+}
+
+/* The message a control packet @h from @saddr (its receiver) is about. */
+static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
+					  const struct dlcp_hdr *h,
+					  const struct in6_addr *saddr)
+{
+	return dlcp_out_lookup(dsk, h, saddr, h->source);
 }
 
 /*
@@ -69,16 +80,7 @@ static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
 bool dlcp_out_quoted(struct dlcp_sock *dsk, const struct dlcp_hdr *h,
 		     const struct in6_addr *daddr)
 {
-	u32 id = ntohl(h->msg_id);
-	struct dlcp_out_msg *m;
-
-	lockdep_assert_held(&dsk->lock);
-	list_for_each_entry(m, &dsk->out_msgs, node)
-		if (m->id == id && m->dport == h->dest &&
-		    ipv6_addr_equal(&m->daddr, daddr) &&
-		    m->len == ntohl(h->msg_len))
-			return true;
-	return false;
+	return dlcp_out_lookup(dsk, h, daddr, h->dest);
 }
 
 /*

@@ -188,6 +188,27 @@ static void close_now(int fd)
 	close(fd);
 }
 
+/*
+ * Open the global sysctl @path read-write (before leaving the initial
+ * network namespace, where alone it is seen) and read its value into
+ * @old. The fd, or -1.
+ */
+static int open_global(const char *path, char *old, size_t size)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, old, size - 1);
+	if (n <= 0) {
+		close(fd);
+		return -1;
+	}
+	old[n] = 0;
+	return fd;
+}
+
 static int sh(const char *cmd)
 {
 	int rc = system(cmd);
@@ -1076,11 +1097,8 @@ TEST(fresh_id_flood_protocol_limit)
 	int fd, victim;
 	ssize_t n;
 
-	fd = open(DLCP_MEM, O_RDWR | O_CLOEXEC);	/* initial netns only */
+	fd = open_global(DLCP_MEM, old, sizeof(old));
 	ASSERT_LE(0, fd);
-	n = read(fd, old, sizeof(old) - 1);
-	ASSERT_LT(0, n);
-	old[n] = 0;
 	ASSERT_EQ(0, dlcp_new_netns());
 	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
 	ASSERT_EQ(0, dlcp_sysctl_write("max_in_msgs", 100000));
@@ -1160,12 +1178,8 @@ TEST_F_TIMEOUT(big, gso_small_page_frags, 240)
 	int fd, tx, rx;
 	ssize_t n;
 
-	/* a global sysctl: open it in the initial namespace */
-	fd = open(HIGH_ORDER, O_RDWR | O_CLOEXEC);
+	fd = open_global(HIGH_ORDER, old, sizeof(old));
 	ASSERT_LE(0, fd);
-	n = read(fd, old, sizeof(old) - 1);
-	ASSERT_LT(0, n);
-	old[n] = 0;
 	ASSERT_EQ(0, dlcp_new_netns());
 	ASSERT_EQ(0, dlcp_link_mtu("lo", 9000));
 	ASSERT_EQ(0, dlcp_sysctl_write("encap", 1));
