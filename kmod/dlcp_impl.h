@@ -722,7 +722,7 @@ struct dlcp_peer {
  * @guard:		retransmission, probe and garbage-collection timer
  * @in_table:		incoming messages and zombies (dlcp_intab.c)
  * @in_active:		messages being received, by their last packet
- * @in_zombies:		zombies, oldest first
+ * @in_zombies:		zombies, by the last packet of theirs
  * @in_settle:		messages waiting for late segments (settle_at)
  * @nr_in_msgs:		entries in @in_table
  * @nr_zombies:		zombies among them

@@ -20,8 +20,9 @@
  * for recvmsg() with the lost ranges zero-filled and reported, and sends
  * STOP. A FINAL probe (the sender's deadline passed) completes the message
  * if it can, or drops it and answers STOP with the FAILED flag. A delivered message is
- * remembered (without its data) for msg_timeout_ms, so that late packets
- * and probes are answered with STOP instead of starting it again.
+ * remembered (without its data) for msg_timeout_ms after the last packet
+ * of it, so that late packets and probes are answered with STOP instead of
+ * starting it again, however long its sender keeps asking.
  */
 #include <linux/filter.h>
 #include <linux/slab.h>
@@ -435,6 +436,9 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	}
 	if (m && m->delivered) {
 		DLCP_INC_STATS(net, DLCP_MIB_IN_LATE_PKTS);
+		/* kept while its sender still sends: it missed the STOP */
+		m->last_active = jiffies;
+		dlcp_intab_touch(dsk, m);
 		if (d->common.flags & (DLCP_HF_ACKREQ | DLCP_HF_RETRANS))
 			dlcp_in_send_stop(sk, m);
 		return;
@@ -551,6 +555,8 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 	}
 	m->tsval = ntohl(p->tsval);
 	if (m->delivered) {
+		m->last_active = jiffies;
+		dlcp_intab_touch(dlcp_sk(sk), m);
 		dlcp_in_send_stop(sk, m);
 		return;
 	}

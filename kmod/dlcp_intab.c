@@ -7,12 +7,12 @@
  * Any host can make entries here (one packet with a fresh id makes one),
  * so the table must scale and its upkeep must not be a walk over all of
  * it: a resizable hash (rhashtable, seeded per table) finds a message;
- * messages being received are also kept in order of their last packet
- * and zombies in order of their creation, so that the guard timer frees
+ * messages being received and zombies are also kept in order of their
+ * last packet (in two lists), so that the guard timer frees
  * the expired ones from the front of those lists, touching no other. A
  * socket holds at most net.dlcp.max_in_msgs messages being received (a
  * new one beyond that is dropped, DlcpDropInMsgs) and four times as many
- * zombies (the oldest goes first, DlcpInZombiesEvicted).
+ * zombies (the one quiet longest goes first, DlcpInZombiesEvicted).
  *
  * Locking: all of it under dlcp_sock.lock (asserted); lookups take RCU
  * inside rhashtable_lookup_fast() but never run without the lock, so an
@@ -88,8 +88,8 @@ int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 {
 	lockdep_assert_held(&dsk->lock);
-	if (!m->delivered)
-		list_move_tail(&m->lru, &dsk->in_active);
+	list_move_tail(&m->lru, m->delivered ? &dsk->in_zombies :
+					       &dsk->in_active);
 }
 
 /* @m waits for late segments before it completes (dlcp_in_ready()). */
@@ -114,7 +114,8 @@ void dlcp_intab_remove(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 /*
  * The zombie @z takes @m's place (same key); @m is then off the table
  * and its lists. If the socket holds four times net.dlcp.max_in_msgs
- * zombies, the oldest is returned for the caller to free, else NULL.
+ * zombies, the one quiet longest is returned for the caller to free,
+ * else NULL.
  */
 struct dlcp_in_msg *dlcp_intab_zombify(struct sock *sk, struct dlcp_in_msg *m,
 				       struct dlcp_in_msg *z)

@@ -915,6 +915,62 @@ TEST(icmp_too_big_must_quote_a_message)
 }
 
 /* ------------------------------------------------------------------ */
+/* Exactly once: a sender that keeps asking after the receiver's timeout */
+/* ------------------------------------------------------------------ */
+
+/* Build and send from 127.0.0.1 port @sport a DATA (whole) or PROBE. */
+static int send_forged(int type, uint16_t sport, uint16_t dport, uint32_t id,
+		       uint8_t flags)
+{
+	struct dlcp_pkt_info pi = {
+		.sport = sport, .dport = dport, .msg_id = id, .msg_len = 5,
+		.flags = flags,
+	};
+	struct dlcp_pkt_data_info di = { .dtype = DLCP_DTYPE_BYTES };
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+	uint8_t pkt[256];
+	size_t len;
+
+	len = type == DLCP_T_DATA ?
+	      dlcp_pkt_build_data(pkt, sizeof(pkt), &pi, &di, "once!", 5) :
+	      dlcp_pkt_build_probe(pkt, sizeof(pkt), &pi, 5, 0);
+	if (!len)
+		return -1;
+	dlcp_pkt_finish4(pkt, len, lo, lo);
+	return raw_send4("127.0.0.1", "127.0.0.1", pkt, len);
+}
+
+/*
+ * The receiver's msg_timeout_ms is 1 s; its sender (a raw socket here)
+ * misses every STOP and keeps probing every 0.4 s for 3 s, then resends
+ * the data. The receiver must remember the message while it is asked
+ * about, and deliver it once.
+ */
+TEST(delivered_once_while_the_sender_asks)
+{
+	uint16_t sport = 20000 + getpid() % 10000;
+	char buf[16];
+	int rx, i;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_sysctl_write("msg_timeout_ms", 1000));
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(0, send_forged(DLCP_T_DATA, sport, port_of(rx), 42,
+				 DLCP_HF_LAST));
+	ASSERT_EQ(5, recv_within(rx, buf, sizeof(buf), NULL, WAIT_MS));
+	for (i = 0; i < 8; i++) {
+		usleep(400000);
+		ASSERT_EQ(0, send_forged(DLCP_T_PROBE, sport, port_of(rx), 42,
+					 0));
+	}
+	ASSERT_EQ(0, send_forged(DLCP_T_DATA, sport, port_of(rx), 42,
+				 DLCP_HF_LAST | DLCP_HF_RETRANS));
+	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	close(rx);
+}
+
+/* ------------------------------------------------------------------ */
 /* Receive queue: MSG_PEEK                                              */
 /* ------------------------------------------------------------------ */
 
