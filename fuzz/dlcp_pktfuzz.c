@@ -86,7 +86,7 @@
 
 #include "dlcp_pkt.h"
 
-#define NR_CTR		64
+#define NR_CTR		256
 #define NR_ACTIVE	32
 #define NR_KNOWN	64
 #define MAX_PKT		1480	/* fits a 1500-byte MTU with the IP header */

@@ -83,7 +83,7 @@
 #define T_ACK		2
 #define DEFAULT_PORT	5301
 #define MAX_SIZES	64
-#define MAX_CTRS	96
+#define MAX_CTRS	256
 #define MAX_MSG		(1u << 30)
 #define ACK_TENSOR	0xfffffff0u
 
