@@ -115,6 +115,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_DROP_ADDR,		/* IPv6 packet with a v4-mapped address */
 	DLCP_MIB_DROP_PROTOMEM,		/* net.dlcp.mem or memory cgroup limit */
 	DLCP_MIB_DROP_INMSGS,		/* net.dlcp.max_in_msgs being received */
+	DLCP_MIB_DROP_PEERMSGS,		/* net.dlcp.max_in_msgs_peer from one */
 	DLCP_MIB_IN_ZOMBIES_EVICTED,	/* delivered messages forgotten early */
 	DLCP_MIB_ICMP_IGNORED,		/* "too big" quoting no message of ours */
 	DLCP_MIB_IN_PKTS,
@@ -210,6 +211,7 @@ extern const char * const dlcp_mib_names[__DLCP_MIB_MAX];
  *			source port as one UDP GSO super-packet (default off)
  * @max_in_msgs:	net.dlcp.max_in_msgs, messages being received per
  *			socket
+ * @max_in_msgs_peer:	net.dlcp.max_in_msgs_peer, of them from one address
  * @net:		the namespace (for sysctl handlers)
  * @udp_lock:		serialises opening and moving @udp_sock
  * @udp_sock:		the namespace's UDP encapsulation socket, or NULL
@@ -242,6 +244,7 @@ struct dlcp_net {
 	int	udp_entropy;
 	int	udp_gso;
 	int	max_in_msgs;
+	int	max_in_msgs_peer;
 	struct net	*net;
 	struct mutex	udp_lock;	/* see @udp_lock above */
 	struct socket	*udp_sock;
@@ -280,6 +283,7 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_PEER_HASH_BITS	4
 #define DLCP_MAX_PEERS		1024		/* destinations per socket */
 #define DLCP_STALL_MULT		4		/* msg_timeouts without progress */
+#define DLCP_IN_PEER_BITS	8		/* buckets of in_peer_msgs */
 
 /* ---------------------------------------------------------------- */
 /* Buffers and range sets (dlcp_buf.c)                               */
@@ -726,6 +730,9 @@ struct dlcp_peer {
  * @in_settle:		messages waiting for late segments (settle_at)
  * @nr_in_msgs:		entries in @in_table
  * @nr_zombies:		zombies among them
+ * @in_peer_msgs:	messages being received, by a keyed hash of their
+ *			sender's address (dlcp_intab.c)
+ * @in_peer_seed:	the key of that hash
  * @in_reo_us:		the longest reordering seen by this receiver (sender
  *			clock, microseconds): how long a message that could
  *			complete within budget waits for late segments
@@ -765,6 +772,8 @@ struct dlcp_sock {
 	struct list_head	in_settle;
 	u32			nr_in_msgs;
 	u32			nr_zombies;
+	u16			in_peer_msgs[1 << DLCP_IN_PEER_BITS];
+	u32			in_peer_seed;
 	u32			in_reo_us;
 
 	u32			loss_budget_ppm;
@@ -976,7 +985,8 @@ void dlcp_intab_destroy(struct dlcp_sock *dsk);
 struct dlcp_in_msg *dlcp_intab_find(struct dlcp_sock *dsk,
 				    const struct in6_addr *saddr,
 				    __be16 sport, u32 id);
-enum dlcp_mib_field dlcp_intab_room(struct sock *sk);
+enum dlcp_mib_field dlcp_intab_room(struct sock *sk,
+				    const struct in6_addr *saddr);
 int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m);
 void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m);
 void dlcp_intab_settle(struct dlcp_sock *dsk, struct dlcp_in_msg *m);

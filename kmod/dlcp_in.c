@@ -464,7 +464,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	       (m ? 0 : sizeof(*m));
 	why = dlcp_mem_schedule(sk, need);
 	if (!why && !m)
-		why = dlcp_intab_room(sk);
+		why = dlcp_intab_room(sk, &dlcp_cb(skb)->saddr);
 	if (why) {
 		dlcp_count_drop(net, why, skb->len);
 		return;

@@ -11,13 +11,18 @@
  * last packet (in two lists), so that the guard timer frees
  * the expired ones from the front of those lists, touching no other. A
  * socket holds at most net.dlcp.max_in_msgs messages being received (a
- * new one beyond that is dropped, DlcpDropInMsgs) and four times as many
- * zombies (the one quiet longest goes first, DlcpInZombiesEvicted).
+ * new one beyond that is dropped, DlcpDropInMsgs), at most
+ * net.dlcp.max_in_msgs_peer of them from one sender address (counted in
+ * 256 buckets by a keyed hash of the address, so that one host cannot
+ * take the whole socket from the others: DlcpDropPeerMsgs; addresses
+ * that share a bucket share its count), and four times as many zombies
+ * (the one quiet longest goes first, DlcpInZombiesEvicted).
  *
  * Locking: all of it under dlcp_sock.lock (asserted); lookups take RCU
  * inside rhashtable_lookup_fast() but never run without the lock, so an
  * entry removed under it may be freed at once.
  */
+#include <linux/jhash.h>
 #include <linux/rhashtable.h>
 #include "dlcp_impl.h"
 
@@ -28,8 +33,17 @@ static const struct rhashtable_params dlcp_intab_params = {
 	.automatic_shrinking	= true,
 };
 
+/* The in_peer_msgs bucket of sender address @saddr */
+static u16 *dlcp_intab_peer(struct dlcp_sock *dsk, const struct in6_addr *saddr)
+{
+	u32 h = jhash2((const u32 *)saddr, 4, dsk->in_peer_seed);
+
+	return &dsk->in_peer_msgs[hash_32(h, DLCP_IN_PEER_BITS)];
+}
+
 int dlcp_intab_init(struct dlcp_sock *dsk)
 {
+	dsk->in_peer_seed = get_random_u32();
 	INIT_LIST_HEAD(&dsk->in_active);
 	INIT_LIST_HEAD(&dsk->in_zombies);
 	INIT_LIST_HEAD(&dsk->in_settle);
@@ -55,17 +69,22 @@ struct dlcp_in_msg *dlcp_intab_find(struct dlcp_sock *dsk,
 }
 
 /*
- * Room for one more message being received: DLCP_MIB_DROP_INMSGS if the
- * socket holds net.dlcp.max_in_msgs of them already, else 0.
+ * Room for one more message being received from @saddr: the drop reason
+ * if the socket holds net.dlcp.max_in_msgs of them already, or
+ * net.dlcp.max_in_msgs_peer from that address; else 0.
  */
-enum dlcp_mib_field dlcp_intab_room(struct sock *sk)
+enum dlcp_mib_field dlcp_intab_room(struct sock *sk,
+				    const struct in6_addr *saddr)
 {
+	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	struct dlcp_sock *dsk = dlcp_sk(sk);
-	u32 max = READ_ONCE(dlcp_pernet(sock_net(sk))->max_in_msgs);
 
 	lockdep_assert_held(&dsk->lock);
-	return dsk->nr_in_msgs - dsk->nr_zombies >= max ?
-	       DLCP_MIB_DROP_INMSGS : 0;
+	if (dsk->nr_in_msgs - dsk->nr_zombies >= READ_ONCE(dn->max_in_msgs))
+		return DLCP_MIB_DROP_INMSGS;
+	if (*dlcp_intab_peer(dsk, saddr) >= READ_ONCE(dn->max_in_msgs_peer))
+		return DLCP_MIB_DROP_PEERMSGS;
+	return 0;
 }
 
 /* Add @m, a message being received: 0 or an errno (no memory). */
@@ -81,6 +100,7 @@ int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 	list_add_tail(&m->lru, &dsk->in_active);
 	INIT_LIST_HEAD(&m->settle);
 	dsk->nr_in_msgs++;
+	(*dlcp_intab_peer(dsk, &m->key.saddr))++;
 	return 0;
 }
 
@@ -108,7 +128,10 @@ void dlcp_intab_remove(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 	list_del(&m->lru);
 	list_del_init(&m->settle);
 	dsk->nr_in_msgs--;
-	dsk->nr_zombies -= m->delivered;
+	if (m->delivered)
+		dsk->nr_zombies--;
+	else
+		(*dlcp_intab_peer(dsk, &m->key.saddr))--;
 }
 
 /*
@@ -128,6 +151,7 @@ struct dlcp_in_msg *dlcp_intab_zombify(struct sock *sk, struct dlcp_in_msg *m,
 					     &z->node, dlcp_intab_params));
 	list_del(&m->lru);
 	list_del_init(&m->settle);
+	(*dlcp_intab_peer(dsk, &m->key.saddr))--;
 	INIT_LIST_HEAD(&z->settle);
 	list_add_tail(&z->lru, &dsk->in_zombies);
 	dsk->nr_zombies++;

@@ -67,6 +67,7 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->udp_entropy = 1;
 	dn->udp_gso = 0;
 	dn->max_in_msgs = 4096;
+	dn->max_in_msgs_peer = 1024;
 	dn->net = net;
 	mutex_init(&dn->udp_lock);
 

@@ -1050,9 +1050,10 @@ static long sock_rmem(uint16_t port)
 
 /*
  * @n DATA packets to 127.0.0.1 port @dport, each the first kilobyte of a
- * 64 KiB message with a fresh id, from forged sources 127.1.x.y.
+ * 64 KiB message with a fresh id, from forged sources 127.1.x.y (all from
+ * 127.1.0.1 if @one_host).
  */
-static int flood(uint16_t dport, unsigned int n)
+static int flood(uint16_t dport, unsigned int n, int one_host)
 {
 	static uint8_t payload[1000];
 	unsigned int i;
@@ -1068,8 +1069,9 @@ static int flood(uint16_t dport, unsigned int n)
 		uint32_t sa, da = htonl(INADDR_LOOPBACK);
 		size_t len;
 
-		snprintf(src, sizeof(src), "127.1.%u.%u", (i >> 8) & 0xff,
-			 (i & 0xff) | 1);
+		snprintf(src, sizeof(src), "127.1.%u.%u",
+			 one_host ? 0 : (i >> 8) & 0xff,
+			 one_host ? 1 : (i & 0xff) | 1);
 		inet_pton(AF_INET, src, &sa);
 		len = dlcp_pkt_build_data(pkt, sizeof(pkt), &pi, &di, payload,
 					  sizeof(payload));
@@ -1125,7 +1127,7 @@ TEST(fresh_id_flood_per_socket)
 	ASSERT_LE(0, r);
 	inmsgs = snmp("DlcpDropInMsgs");
 	rcvmem = snmp("DlcpDropRcvMem");
-	ASSERT_EQ(0, flood(port_of(victim), 3000));
+	ASSERT_EQ(0, flood(port_of(victim), 3000, 0));
 	rmem = sock_rmem(port_of(victim));
 	TH_LOG("after 3000 fresh ids: %ld bytes held, dropped %llu (messages) %llu (memory)",
 	       rmem, (unsigned long long)(snmp("DlcpDropInMsgs") - inmsgs),
@@ -1138,6 +1140,39 @@ TEST(fresh_id_flood_per_socket)
 	close(victim);
 	close(s);
 	close(r);
+}
+
+/*
+ * One host opens as many messages as it can at a socket: it gets
+ * net.dlcp.max_in_msgs_peer of them, and another host's messages to the
+ * same socket still start and arrive. Two addresses share a count when
+ * they hash to the same of 256 buckets (a new seed per socket): then the
+ * case tries once more, with a new socket.
+ */
+TEST(one_host_cannot_take_a_socket)
+{
+	int victim, s, try, ok = 0;
+	uint64_t peer;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
+	ASSERT_EQ(0, dlcp_sysctl_write("max_in_msgs", 256));
+	ASSERT_EQ(0, dlcp_sysctl_write("max_in_msgs_peer", 64));
+	s = bound4("127.0.0.2");
+	ASSERT_LE(0, s);
+	for (try = 0; try < 2 && ok != 20; try++) {
+		victim = bound4("127.0.0.1");
+		ASSERT_LE(0, victim);
+		peer = snmp("DlcpDropPeerMsgs");
+		ASSERT_EQ(0, flood(port_of(victim), 1000, 1));
+		TH_LOG("one host, 1000 fresh ids: %llu dropped",
+		       (unsigned long long)(snmp("DlcpDropPeerMsgs") - peer));
+		EXPECT_EQ(peer + 1000 - 64, snmp("DlcpDropPeerMsgs"));
+		ok = good_pair(s, victim, 20);
+		close(victim);
+	}
+	EXPECT_EQ(20, ok);
+	close(s);
 }
 
 /*
@@ -1162,7 +1197,7 @@ TEST(fresh_id_flood_protocol_limit)
 	ASSERT_LE(0, victim);
 	protomem = snmp("DlcpDropProtoMem");
 	ASSERT_EQ(strlen(lim), pwrite(fd, lim, strlen(lim), 0));
-	n = flood(port_of(victim), 3000);
+	n = flood(port_of(victim), 3000, 0);
 	peak = proto_pages();
 	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
 	close(fd);
