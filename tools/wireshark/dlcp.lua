@@ -7,7 +7,7 @@
 -- Registration:
 --   * ip.proto 253 (native mode, IPPROTO_DLCP); preference "ipproto" for a
 --     node whose module was loaded with ipproto=N.
---   * udp.port 9253 (UDP encapsulation, to come); preference "udp_port",
+--   * udp.port 9253 (UDP encapsulation, net.dlcp.encap=1); preference "udp_port",
 --     0 disables. Also offered in "Decode As..." for UDP ports.
 --
 -- Usage:

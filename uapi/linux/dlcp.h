@@ -380,7 +380,9 @@ enum dlcp_pkt_type {
  * @ver_type:	version (high nibble) and packet type (low nibble)
  * @flags:	DLCP_HF_*
  * @doff:	header length in 32-bit words (common + type-specific)
- * @prio:	priority class the sender tagged the packet with
+ * @prio:	DATA: the message's priority class; 0 in control packets
+ *		(their DSCP: REPORT and STOP class 0, PROBE and ABORT
+ *		their message's class)
  * @len:	header + payload length in bytes
  * @check:	Internet checksum with pseudo-header
  * @msg_id:	sender's message id, unique per sender socket
