@@ -208,7 +208,6 @@ static struct dlcp_in_msg *dlcp_in_zombify(struct sock *sk,
 	z->delivered = true;
 	z->failed = failed;
 	z->udp = m->udp;
-	z->last_active = jiffies;
 	dlcp_buf_init(&z->buf, z->len);
 	old = dlcp_intab_zombify(sk, m, z);
 	if (old)
@@ -437,7 +436,6 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	if (m && m->delivered) {
 		DLCP_INC_STATS(net, DLCP_MIB_IN_LATE_PKTS);
 		/* kept while its sender still sends: it missed the STOP */
-		m->last_active = jiffies;
 		dlcp_intab_touch(dsk, m);
 		if (d->common.flags & (DLCP_HF_ACKREQ | DLCP_HF_RETRANS))
 			dlcp_in_send_stop(sk, m);
@@ -479,14 +477,16 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	}
 	/* bytes go in the buffer only if the range set can record them */
 	n = dlcp_rs_prepare(&m->have, off, off + plen, GFP_ATOMIC);
-	dlcp_in_recharge(sk, m);
 	if (n) {
 		dlcp_count_drop(net, n == -E2BIG ? DLCP_MIB_DROP_RANGES :
 				DLCP_MIB_DROP_NOMEM, skb->len);
 		return;
 	}
 	n = dlcp_buf_from_skb(&m->buf, off, skb, hlen, plen, GFP_ATOMIC);
-	/* charge what was allocated, even if a later page failed */
+	/*
+	 * charge what was allocated (and the range array grown above), even
+	 * if a later page failed
+	 */
 	dlcp_in_recharge(sk, m);
 	if (n < 0) {
 		dlcp_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
@@ -513,7 +513,6 @@ report:
 	else if (!dup)
 		dlcp_in_reordered(dsk, m->max_tsval - m->tsval);
 	m->max_pkt = max(m->max_pkt, skb->len);
-	m->last_active = jiffies;
 	dlcp_intab_touch(dsk, m);
 	if (dlcp_in_ready(sk, m)) {
 		dlcp_in_complete(sk, m);
@@ -555,13 +554,11 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 	}
 	m->tsval = ntohl(p->tsval);
 	if (m->delivered) {
-		m->last_active = jiffies;
 		dlcp_intab_touch(dlcp_sk(sk), m);
 		dlcp_in_send_stop(sk, m);
 		return;
 	}
 	if (m != &tmp) {
-		m->last_active = jiffies;
 		dlcp_intab_touch(dlcp_sk(sk), m);
 		if (ntohl(p->sent) == m->len || (p->common.flags & DLCP_HF_FINAL))
 			m->sent_all = true;
@@ -667,19 +664,19 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 	int dif, sdif;
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_PKTS);
-	/* read from the IP layer's skb->cb before it is reused below */
+	/*
+	 * The IP layer is done with skb->cb: read the interfaces from it,
+	 * then keep the addresses there
+	 */
 	if (ip_hdr(skb)->version == 4) {
 		dif = inet_iif(skb);
 		sdif = inet_sdif(skb);
-	} else {
-		dif = inet6_iif(skb);
-		sdif = inet6_sdif(skb);
-	}
-	if (ip_hdr(skb)->version == 4) {
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, &cb->saddr);
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, &cb->daddr);
 		cb->dsfield = ip_hdr(skb)->tos;
 	} else {
+		dif = inet6_iif(skb);
+		sdif = inet6_sdif(skb);
 		cb->saddr = ipv6_hdr(skb)->saddr;
 		cb->daddr = ipv6_hdr(skb)->daddr;
 		cb->dsfield = ipv6_get_dsfield(ipv6_hdr(skb));

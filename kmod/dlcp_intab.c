@@ -18,6 +18,8 @@
  * that share a bucket share its count), and four times as many zombies
  * (the one quiet longest goes first, DlcpInZombiesEvicted).
  *
+ * The table keeps each entry's last_active, the order of those lists.
+ *
  * Locking: all of it under dlcp_sock.lock (asserted); lookups take RCU
  * inside rhashtable_lookup_fast() but never run without the lock, so an
  * entry removed under it may be freed at once.
@@ -97,6 +99,7 @@ int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 				     dlcp_intab_params);
 	if (err)
 		return err;
+	m->last_active = jiffies;
 	list_add_tail(&m->lru, &dsk->in_active);
 	INIT_LIST_HEAD(&m->settle);
 	dsk->nr_in_msgs++;
@@ -104,10 +107,11 @@ int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 	return 0;
 }
 
-/* A packet of @m arrived: it goes to the back of the expiry order. */
+/* A packet of @m arrived now: it goes to the back of the expiry order. */
 void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 {
 	lockdep_assert_held(&dsk->lock);
+	m->last_active = jiffies;
 	list_move_tail(&m->lru, m->delivered ? &dsk->in_zombies :
 					       &dsk->in_active);
 }
@@ -120,18 +124,24 @@ void dlcp_intab_settle(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 		list_add_tail(&m->settle, &dsk->in_settle);
 }
 
+/* Take @m off its lists and out of the counts of its kind. */
+static void dlcp_intab_unlist(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+{
+	list_del(&m->lru);
+	list_del_init(&m->settle);
+	if (m->delivered)
+		dsk->nr_zombies--;
+	else
+		(*dlcp_intab_peer(dsk, &m->key.saddr))--;
+}
+
 /* Take @m off the table and its lists. */
 void dlcp_intab_remove(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 {
 	lockdep_assert_held(&dsk->lock);
 	rhashtable_remove_fast(&dsk->in_table, &m->node, dlcp_intab_params);
-	list_del(&m->lru);
-	list_del_init(&m->settle);
+	dlcp_intab_unlist(dsk, m);
 	dsk->nr_in_msgs--;
-	if (m->delivered)
-		dsk->nr_zombies--;
-	else
-		(*dlcp_intab_peer(dsk, &m->key.saddr))--;
 }
 
 /*
@@ -149,10 +159,9 @@ struct dlcp_in_msg *dlcp_intab_zombify(struct sock *sk, struct dlcp_in_msg *m,
 	lockdep_assert_held(&dsk->lock);
 	WARN_ON_ONCE(rhashtable_replace_fast(&dsk->in_table, &m->node,
 					     &z->node, dlcp_intab_params));
-	list_del(&m->lru);
-	list_del_init(&m->settle);
-	(*dlcp_intab_peer(dsk, &m->key.saddr))--;
+	dlcp_intab_unlist(dsk, m);
 	INIT_LIST_HEAD(&z->settle);
+	z->last_active = jiffies;
 	list_add_tail(&z->lru, &dsk->in_zombies);
 	dsk->nr_zombies++;
 	if (dsk->nr_zombies <= 4ULL * max)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Homomorphic compression and DeAR overlap, measured (issue #9). Inside the
+# Homomorphic compression and DeAR overlap, measured. Inside the
 # test VM (root, module built):
 #
 #   tools/vm-run --timeout 2400 -- userspace/python/thc_bench.sh
