@@ -142,7 +142,7 @@ vm-tests: module userspace test-progs selftests
 
 checkpatch: $(DEPS_STAMP) deps-source
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \
-		--no-tree -f kmod/dlcp_*.c kmod/dlcp_impl.h uapi/linux/dlcp.h
+		--no-tree -f kmod/dlcp_*.c kmod/dlcp_impl.h kmod/dlcp_wire.h uapi/linux/dlcp.h
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl \
 		--no-tree -f kmod/dlcp_trace.h
 

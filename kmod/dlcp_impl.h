@@ -80,6 +80,7 @@
 #include <net/ipv6.h>
 #include <net/netns/generic.h>
 #include "../uapi/linux/dlcp.h"
+#include "dlcp_wire.h"
 
 /* ---------------------------------------------------------------- */
 /* Counters: /proc/net/dlcp/snmp                                     */

@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "linux/dlcp.h"
+#include "dlcp_wire.h"
 
 #define MAX_MSGS	16
 #define MAX_RANGES	65536

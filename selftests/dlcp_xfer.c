@@ -56,6 +56,7 @@
 #include <sys/time.h>
 
 #include <linux/dlcp.h>
+#include "dlcp_wire.h"
 
 #include "dlcp_util.h"
 

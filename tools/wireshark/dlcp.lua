@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: GPL-2.0
 --
 -- Wireshark/tshark dissector for DLCP, the loss-tolerant message transport
--- of kmod/dlcp.ko. The wire format is defined in uapi/linux/dlcp.h; this
+-- of kmod/dlcp.ko. The wire format is defined in kmod/dlcp_wire.h; this
 -- file follows it field by field.
 --
 -- Registration:

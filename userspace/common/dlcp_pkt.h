@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include <linux/dlcp.h>
+#include "dlcp_wire.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -395,8 +395,9 @@ int dlcp_ep_segment_size(const struct dlcp_ep *ep)
 
 	if (!ep)
 		return -EINVAL;
+	/* over TCP: what a DLCP socket reports on a path of MTU 1500 */
 	if (ep->transport == DLCP_TRANSPORT_TCP)
-		return 1500 - 20 - DLCP_DATA_HDR_LEN;
+		return 1428;
 	if (getsockopt(ep->fd, SOL_DLCP, DLCP_SEGMENT_SIZE, &v, &l))
 		return -errno;
 	return v;

@@ -16,7 +16,18 @@
 
 size_t dlcp_dtype_size(int dtype)
 {
-	return dtype < 0 ? 0 : dlcp_wire_dtype_size(dtype);
+	switch (dtype) {
+	case DLCP_DTYPE_BYTES:
+	case DLCP_DTYPE_INT8:
+		return 1;
+	case DLCP_DTYPE_FP16:
+	case DLCP_DTYPE_BF16:
+		return 2;
+	case DLCP_DTYPE_FP32:
+	case DLCP_DTYPE_INT32:
+		return 4;
+	}
+	return 0;
 }
 
 struct seg_key {
