@@ -279,19 +279,6 @@ void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 }
 
 /*
- * The reordering window for @p (RACK, RFC 8985, section 6.2): reo_mult
- * quarters of the smoothed RTT, plus net.dlcp.reorder_us. A segment
- * reported missing is lost once a packet sent this much after it has
- * arrived.
- */
-u32 dlcp_cc_reorder_us(const struct sock *sk, const struct dlcp_peer *p)
-{
-	/* also read locklessly, for /proc/net/dlcp/peers */
-	return READ_ONCE(p->reo_mult) * READ_ONCE(p->srtt_us) / 4 +
-	       READ_ONCE(dlcp_pernet(sock_net(sk))->reorder_us);
-}
-
-/*
  * A REPORT said a resent segment had already arrived (DLCP_RF_DUP, as a
  * DSACK): it was overtaken, not lost, so the window was too short for
  * this path (packets sprayed over paths of different delay). Widen it

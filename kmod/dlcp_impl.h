@@ -6,9 +6,10 @@
  *   dlcp_main.c	module init/exit, protocol registration, per-netns state
  *   dlcp_sysctl.c	net.dlcp.* sysctls
  *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets}
- *   dlcp_sock.c	socket calls, port table, control messages
- *   dlcp_out.c		the sender: segmentation, transmission, window and
- *			pacing, PMTU
+ *   dlcp_sock.c	socket calls, control messages
+ *   dlcp_port.c	the port table and the receive path's socket lookup
+ *   dlcp_out.c		the sender: messages, segmentation, the flight
+ *			ring, what to send next under window and pacing, PMTU
  *   dlcp_recovery.c	the sender's loss recovery: REPORT and STOP, RACK
  *			loss detection, timeouts and probes
  *   dlcp_in.c		packet validation and demultiplexing, the receiver:
@@ -18,18 +19,26 @@
  *   dlcp_timer.c	guard (retransmission/probe) timer, garbage collection
  *   dlcp_buf.c		message buffers (page arrays) and byte-range sets
  *   dlcp_prio.c	priority classes, DSCP/ECN, segment importance
- *   dlcp_peer.c	destinations of a socket (their congestion state)
- *   dlcp_cc.c		congestion control
- *   dlcp_udp.c		UDP encapsulation
- *   dlcp_ipv6.c	AF_INET6 sockets, IPv6 input, output and ICMPv6
+ *   dlcp_peer.c	destinations of a socket and their path state: RTT,
+ *			timeout, reordering window, pacing
+ *   dlcp_cc.c		congestion control: the window of each destination
+ *   dlcp_xmit.c	the transmit layer: routes, DLCP headers, checksums,
+ *			the IP (or UDP) header through the family's ops;
+ *			every packet leaves through it
+ *   dlcp_udp.c		UDP encapsulation, below the transmit layer
+ *   dlcp_ipv4.c	IPv4: the family's ops, input and ICMP
+ *   dlcp_ipv6.c	IPv6: the family's ops, input and ICMPv6
  *
  * Addresses: every address inside the module is a struct in6_addr; IPv4
  * addresses are held v4-mapped (::ffff:a.b.c.d), so one code path serves
- * both families and an AF_INET6 socket can talk to IPv4 peers.
+ * both families and an AF_INET6 socket can talk to IPv4 peers. What does
+ * differ (socket addresses, routes, the IP header, ICMP) sits behind
+ * struct dlcp_af, one instance per family: dlcp_af_of() picks it by a
+ * peer's address, dlcp_sk_af() by a socket's family.
  *
  * Locking
  * -------
- * dlcp_port_lock (dlcp_sock.c)
+ * dlcp_port_lock (dlcp_port.c)
  *	protects the port hash table for writers; readers (packet receive)
  *	use RCU. Sockets are SOCK_RCU_FREE, so a socket found under RCU stays
  *	valid; the receive path takes a reference with refcount_inc_not_zero().
@@ -832,6 +841,64 @@ static inline bool dlcp_addr_is_v4(const struct in6_addr *a)
 	return ipv6_addr_v4mapped(a);
 }
 
+/**
+ * struct dlcp_af - what differs between IPv4 and IPv6
+ * @family:	AF_INET or AF_INET6
+ * @net_header_len: bytes of IP header in front of a DLCP (or UDP) header
+ * @min_mtu:	smallest path MTU the family allows
+ * @max_mtu:	largest packet the family's length field allows
+ * @sockaddr:	a socket address from user space, for a socket of this
+ *		family, as an in6_addr (v4-mapped for IPv4) and a port
+ * @fill_name:	write a peer's address for recvmsg() in this family's form
+ * @local_addr:	is the address (of this family) one of the host's?
+ * @route:	route to a destination of this family (see dlcp_route())
+ * @dst_unicast: may packets follow the route (not broadcast, multicast)?
+ * @xmit:	add the IP header to the packet at skb->data and send it over
+ *		the route (a reference is taken); @entropy varies the flow
+ *		(IPv6 flow label), @nsegs is the number of packets a GSO
+ *		super-packet will become
+ */
+struct dlcp_af {
+	sa_family_t	family;
+	u16		net_header_len;
+	u32		min_mtu;
+	u32		max_mtu;
+	int		(*sockaddr)(struct sock *sk,
+				    const struct sockaddr *uaddr, int len,
+				    struct in6_addr *addr, __be16 *port);
+	void		(*fill_name)(struct msghdr *msg,
+				     const struct in6_addr *addr, __be16 port,
+				     int *addr_len);
+	bool		(*local_addr)(struct net *net,
+				      const struct in6_addr *addr);
+	struct dst_entry *(*route)(struct sock *sk,
+				   const struct in6_addr *saddr,
+				   const struct in6_addr *daddr, __be16 sport,
+				   __be16 dport, int oif, struct in6_addr *src,
+				   u32 *cookie);
+	bool		(*dst_unicast)(const struct dst_entry *dst);
+	int		(*xmit)(struct sock *sk, struct sk_buff *skb,
+				struct dst_entry *dst,
+				const struct in6_addr *saddr,
+				const struct in6_addr *daddr, u8 tos,
+				u8 proto, u32 entropy, u32 nsegs);
+};
+
+extern const struct dlcp_af dlcp_af_inet;
+extern const struct dlcp_af dlcp_af_inet6;
+
+/* The ops of the family of the peer address @a. */
+static inline const struct dlcp_af *dlcp_af_of(const struct in6_addr *a)
+{
+	return dlcp_addr_is_v4(a) ? &dlcp_af_inet : &dlcp_af_inet6;
+}
+
+/* The ops of the family of @sk (its socket addresses, its options). */
+static inline const struct dlcp_af *dlcp_sk_af(const struct sock *sk)
+{
+	return sk->sk_family == AF_INET6 ? &dlcp_af_inet6 : &dlcp_af_inet;
+}
+
 /* Is the cached route @dst (IPv6 cookie @cookie) still usable? */
 static inline bool dlcp_dst_valid(struct dst_entry *dst, u32 cookie)
 {
@@ -841,8 +908,7 @@ static inline bool dlcp_dst_valid(struct dst_entry *dst, u32 cookie)
 /* Bytes of IP header in front of a DLCP packet to @daddr. */
 static inline u32 dlcp_ip_hdr_len(const struct in6_addr *daddr)
 {
-	return dlcp_addr_is_v4(daddr) ? sizeof(struct iphdr) :
-					sizeof(struct ipv6hdr);
+	return dlcp_af_of(daddr)->net_header_len;
 }
 
 /*
@@ -898,6 +964,24 @@ static inline u32 dlcp_now_us(void)
 /* dlcp_main.c */
 extern struct proto dlcp_prot;
 
+/**
+ * struct dlcp_send_args - what the control messages of one sendmsg() say
+ * @crit:	critical ranges (in the kernel copy of the control buffer)
+ * @nr_crit:	number of @crit ranges
+ * @deadline_ms: delivery deadline, with DLCP_MSG_HAS_DEADLINE
+ * @seg_cls:	per-segment importance classes, or NULL
+ * @nr_seg_cls:	number of @seg_cls entries
+ * @droppable_ppm: fraction of segments to make droppable, or -1: sysctl
+ */
+struct dlcp_send_args {
+	const struct dlcp_range	*crit;
+	u32			nr_crit;
+	u32			deadline_ms;
+	const u8		*seg_cls;
+	u32			nr_seg_cls;
+	s32			droppable_ppm;
+};
+
 /* dlcp_sysctl.c */
 int dlcp_sysctl_register(struct net *net);
 void dlcp_sysctl_unregister(struct net *net);
@@ -906,23 +990,47 @@ void dlcp_sysctl_unregister(struct net *net);
 int dlcp_proc_init(struct net *net);
 void dlcp_proc_exit(struct net *net);
 
-/* dlcp_sock.c */
-extern const struct proto_ops dlcp_inet_ops;
-extern struct proto dlcpv6_prot;
-extern const struct proto_ops dlcp_inet6_ops;
+/* dlcp_port.c */
+int dlcp_get_port(struct sock *sk, unsigned short snum);
+int dlcp_hash(struct sock *sk);
+void dlcp_unhash(struct sock *sk);
 struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
 			 __be16 dport, int dif, int sdif);
 void dlcp_walk_socks(struct net *net,
 		     void (*fn)(struct sock *sk, void *arg), void *arg);
-u32 dlcp_rcvbuf_limit(const struct sock *sk);
 
-/* dlcp_out.c */
+/* dlcp_sock.c */
+extern const struct proto_ops dlcp_inet_ops;
+extern struct proto dlcpv6_prot;
+extern const struct proto_ops dlcp_inet6_ops;
+u32 dlcp_rcvbuf_limit(const struct sock *sk);
+int dlcp_sock_encap(const struct sock *sk);
+
+/* dlcp_xmit.c */
 struct dst_entry *dlcp_route(struct sock *sk, const struct in6_addr *saddr,
 			     const struct in6_addr *daddr, __be16 sport,
 			     __be16 dport, int oif, struct in6_addr *src,
 			     u32 *cookie);
-u32 dlcp_mtu_seg_size(const struct dlcp_out_msg *m, u32 mtu);
+u32 dlcp_xmit_payload(const struct in6_addr *daddr, bool udp, u32 mtu);
+void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
+		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
+		   u8 prio);
+struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
+int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
+		  const struct in6_addr *saddr, const struct in6_addr *daddr,
+		  u8 cls, bool droppable, bool udp, u32 msg_id, u32 seg);
+int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
+		  const struct in6_addr *saddr, const struct in6_addr *daddr,
+		  bool udp, u8 cls);
+
+/* dlcp_out.c */
+struct dlcp_out_msg *dlcp_out_msg_alloc(struct sock *sk, size_t len,
+					const struct in6_addr *daddr,
+					__be16 dport);
 int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m);
+int dlcp_out_seg_size(struct sock *sk, const struct in6_addr *daddr,
+		      __be16 dport, bool udp);
+int dlcp_out_cut(struct dlcp_out_msg *m, const struct dlcp_send_args *args);
 void dlcp_out_release_msg(struct dlcp_out_msg *m);
 struct dlcp_flight *dlcp_out_flight_alloc(struct sock *sk, u32 *cap);
 void dlcp_out_flight_install(struct sock *sk, struct dlcp_flight *flight,
@@ -932,35 +1040,28 @@ void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m);
 void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m);
 void dlcp_out_purge(struct sock *sk);
 void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
-void dlcp_out_send_probe(struct sock *sk, struct dlcp_out_msg *m,
-			 unsigned int type);
+struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
+				   const struct dlcp_hdr *h,
+				   const struct in6_addr *saddr);
+bool dlcp_out_quoted(struct dlcp_sock *dsk, const struct dlcp_hdr *h,
+		     const struct in6_addr *daddr);
+void dlcp_out_send_ctl(struct sock *sk, struct dlcp_out_msg *m,
+		       unsigned int type);
 void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m, u32 status,
 		       u32 lost, int err);
 bool dlcp_out_want_rtx(const struct dlcp_out_msg *m, bool *any);
 void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state);
 void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f);
 void dlcp_flight_tidy(struct dlcp_sock *dsk);
-int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
-		  const struct in6_addr *saddr, const struct in6_addr *daddr,
-		  bool udp, u8 cls);
-struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
-void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
-		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
-		   u8 prio);
 
 /* dlcp_recovery.c */
-void dlcp_out_report(struct sock *sk, struct sk_buff *skb);
-void dlcp_out_stop(struct sock *sk, struct sk_buff *skb);
-bool dlcp_out_timeout(struct sock *sk, unsigned long now);
-bool dlcp_out_quoted(struct dlcp_sock *dsk, const struct dlcp_hdr *h,
-		     const struct in6_addr *daddr);
-u32 dlcp_out_rto_us(const struct sock *sk, const struct dlcp_peer *p);
+void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb);
+void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb);
+bool dlcp_recovery_timeout(struct sock *sk, unsigned long now);
 
 /* dlcp_in.c */
-void dlcp_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
-int dlcp_rcv(struct sk_buff *skb);
+void dlcp_in_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
 int dlcp_rcv_common(struct sk_buff *skb, bool udp);
-int dlcp_err(struct sk_buff *skb, u32 info);
 struct sock *dlcp_err_sock(struct net *net, const struct in6_addr *saddr,
 			   const struct in6_addr *daddr,
 			   const struct dlcp_hdr *h, int dif);
@@ -1003,13 +1104,16 @@ struct dlcp_peer *dlcp_peer_get(struct sock *sk,
 void dlcp_peer_put(struct dlcp_peer *p);
 void dlcp_peer_free_all(struct sock *sk);
 u32 dlcp_peer_min_rto_us(const struct sock *sk);
+u32 dlcp_peer_rto_us(const struct sock *sk, const struct dlcp_peer *p);
+void dlcp_peer_rtt_sample(struct dlcp_peer *p, u32 tsecr);
+u32 dlcp_peer_reorder_us(const struct sock *sk, const struct dlcp_peer *p);
+u64 dlcp_peer_pace_ns(const struct dlcp_peer *p);
 
 /* dlcp_cc.c */
 void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p);
 void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 		       u32 acked_bytes, u32 lost, u32 ce_bytes);
 void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p);
-u32 dlcp_cc_reorder_us(const struct sock *sk, const struct dlcp_peer *p);
 void dlcp_cc_on_dup(struct dlcp_peer *p);
 void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us);
 
@@ -1030,20 +1134,13 @@ void dlcp_udp_gso_csum(struct sk_buff *skb, const struct in6_addr *saddr,
 		       const struct in6_addr *daddr);
 u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg);
 
+/* dlcp_ipv4.c */
+int dlcp_ipv4_init(void);
+void dlcp_ipv4_exit(void);
+
 /* dlcp_ipv6.c */
 int dlcp_ipv6_init(void);
 void dlcp_ipv6_exit(void);
-struct dst_entry *dlcp6_route(struct sock *sk, const struct in6_addr *saddr,
-			      const struct in6_addr *daddr, __be16 sport,
-			      __be16 dport, int oif, struct in6_addr *src_out,
-			      u32 *cookie);
-int dlcp6_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
-	       const struct in6_addr *saddr, const struct in6_addr *daddr,
-	       u8 tclass, u8 nexthdr, u32 flowlabel);
-int dlcp6_sockaddr(struct sock *sk, const struct sockaddr *uaddr, int len,
-		   struct in6_addr *addr, __be16 *port);
-void dlcp6_fill_name(struct msghdr *msg, const struct in6_addr *addr,
-		     __be16 port, int *addr_len);
 
 /* dlcp_path.c */
 int dlcp_path_setsockopt(struct sock *sk, sockptr_t optval,

@@ -430,7 +430,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	m = dlcp_intab_find(dsk, &dlcp_cb(skb)->saddr, d->common.source,
 			    ntohl(d->common.msg_id));
 	if (m && m->len != ntohl(d->common.msg_len)) {
-		dlcp_count_drop(net, DLCP_MIB_DROP_MISMATCH, skb->len);
+		dlcp_in_count_drop(net, DLCP_MIB_DROP_MISMATCH, skb->len);
 		return;
 	}
 	if (m && m->delivered) {
@@ -464,13 +464,13 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	if (!why && !m)
 		why = dlcp_intab_room(sk, &dlcp_cb(skb)->saddr);
 	if (why) {
-		dlcp_count_drop(net, why, skb->len);
+		dlcp_in_count_drop(net, why, skb->len);
 		return;
 	}
 	if (!m) {
 		m = dlcp_in_new(sk, skb, udp);
 		if (!m) {
-			dlcp_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
+			dlcp_in_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
 			return;
 		}
 		first = true;
@@ -478,7 +478,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	/* bytes go in the buffer only if the range set can record them */
 	n = dlcp_rs_prepare(&m->have, off, off + plen, GFP_ATOMIC);
 	if (n) {
-		dlcp_count_drop(net, n == -E2BIG ? DLCP_MIB_DROP_RANGES :
+		dlcp_in_count_drop(net, n == -E2BIG ? DLCP_MIB_DROP_RANGES :
 				DLCP_MIB_DROP_NOMEM, skb->len);
 		return;
 	}
@@ -489,7 +489,7 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	 */
 	dlcp_in_recharge(sk, m);
 	if (n < 0) {
-		dlcp_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
+		dlcp_in_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
 		return;
 	}
 	WARN_ON_ONCE(dlcp_rs_add(&m->have, off, off + plen, GFP_ATOMIC,
@@ -539,7 +539,7 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 	m = dlcp_intab_find(dlcp_sk(sk), &dlcp_cb(skb)->saddr,
 			    p->common.source, ntohl(p->common.msg_id));
 	if (m && m->len != ntohl(p->common.msg_len)) {
-		dlcp_count_drop(sock_net(sk), DLCP_MIB_DROP_MISMATCH, skb->len);
+		dlcp_in_count_drop(sock_net(sk), DLCP_MIB_DROP_MISMATCH, skb->len);
 		return;
 	}
 	if (!m) {
@@ -612,7 +612,7 @@ static bool dlcp_pull_hdr(struct sk_buff *skb)
 }
 
 /* Count (and trace) a dropped packet of @len bytes under @why. */
-void dlcp_count_drop(struct net *net, enum dlcp_mib_field why, u32 len)
+void dlcp_in_count_drop(struct net *net, enum dlcp_mib_field why, u32 len)
 {
 	DLCP_INC_STATS(net, why);
 	trace_dlcp_drop(dlcp_mib_names[why], len);
@@ -621,7 +621,7 @@ void dlcp_count_drop(struct net *net, enum dlcp_mib_field why, u32 len)
 static int dlcp_drop(struct net *net, struct sk_buff *skb,
 		     enum dlcp_mib_field why)
 {
-	dlcp_count_drop(net, why, skb->len);
+	dlcp_in_count_drop(net, why, skb->len);
 	kfree_skb(skb);
 	return 0;
 }
@@ -720,7 +720,7 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 	dsk = dlcp_sk(sk);
 	spin_lock(&dsk->lock);
 	if (dsk->dead) {
-		dlcp_count_drop(net, DLCP_MIB_DROP_CLOSED, skb->len);
+		dlcp_in_count_drop(net, DLCP_MIB_DROP_CLOSED, skb->len);
 		goto unlock;
 	}
 	trace_dlcp_pkt_recv(h, &cb->saddr, &cb->daddr, cb->dsfield);
@@ -730,11 +730,11 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 		break;
 	case DLCP_T_REPORT:
 		DLCP_INC_STATS(net, DLCP_MIB_REPORTS_RCVD);
-		dlcp_out_report(sk, skb);
+		dlcp_recovery_report(sk, skb);
 		break;
 	case DLCP_T_STOP:
 		DLCP_INC_STATS(net, DLCP_MIB_STOPS_RCVD);
-		dlcp_out_stop(sk, skb);
+		dlcp_recovery_stop(sk, skb);
 		break;
 	case DLCP_T_PROBE:
 		DLCP_INC_STATS(net, DLCP_MIB_PROBES_RCVD);
@@ -750,12 +750,6 @@ unlock:
 	sock_put(sk);
 	consume_skb(skb);
 	return 0;
-}
-
-/* IP protocol handler */
-int dlcp_rcv(struct sk_buff *skb)
-{
-	return dlcp_rcv_common(skb, false);
 }
 
 /*
@@ -803,40 +797,6 @@ void dlcp_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
 		dlcp_out_pmtu(sk, daddr, mtu);
 	spin_unlock_bh(&dlcp_sk(sk)->lock);
 	sock_put(sk);
-}
-
-/*
- * ICMP errors about a packet we sent (native mode). "Fragmentation
- * needed" updates the route's path MTU and re-cuts the messages to that
- * destination whose segments no longer fit; other errors are left to the
- * guard timer (a silent peer fails after msg_timeout_ms).
- */
-int dlcp_err(struct sk_buff *skb, u32 info)
-{
-	const struct iphdr *iph = (const struct iphdr *)skb->data;
-	int type = icmp_hdr(skb)->type, code = icmp_hdr(skb)->code;
-	struct net *net = dev_net(skb->dev);
-	struct in6_addr saddr, daddr;
-	const struct dlcp_hdr *h;
-	struct sock *sk;
-
-	if (type != ICMP_DEST_UNREACH || code != ICMP_FRAG_NEEDED)
-		return 0;
-	/* the quote must hold our common header (RFC 1812 routers quote it) */
-	if (!pskb_may_pull(skb, iph->ihl * 4 + DLCP_HDR_LEN)) {
-		DLCP_INC_STATS(net, DLCP_MIB_ICMP_IGNORED);
-		return 0;
-	}
-	iph = (const struct iphdr *)skb->data;
-	h = (const struct dlcp_hdr *)(skb->data + iph->ihl * 4);
-	ipv6_addr_set_v4mapped(iph->saddr, &saddr);
-	ipv6_addr_set_v4mapped(iph->daddr, &daddr);
-	sk = dlcp_err_sock(net, &saddr, &daddr, h, skb->dev->ifindex);
-	if (!sk)
-		return 0;
-	ipv4_sk_update_pmtu(skb, sk, info);
-	dlcp_err_pmtu(sk, &daddr, info);
-	return 0;
 }
 
 /*

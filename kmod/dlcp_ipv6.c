@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DLCP over IPv6: AF_INET6 sockets, the IPv6 protocol handler, output and
- * ICMPv6 "packet too big".
+ * DLCP over IPv6: the family's ops (socket addresses, routes, the IPv6
+ * header), AF_INET6 sockets, the IPv6 protocol handler and ICMPv6 "packet
+ * too big".
  *
  * The protocol is the same in both families: the DLCP header names no
  * address, and every address inside the module is an in6_addr (IPv4 ones
@@ -29,8 +30,8 @@
  * A destination (or bind) address from user space for an AF_INET6 socket:
  * a sockaddr_in6, v4-mapped for an IPv4 peer.
  */
-int dlcp6_sockaddr(struct sock *sk, const struct sockaddr *uaddr, int len,
-		   struct in6_addr *addr, __be16 *port)
+static int dlcp6_sockaddr(struct sock *sk, const struct sockaddr *uaddr, int len,
+			  struct in6_addr *addr, __be16 *port)
 {
 	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)uaddr;
 
@@ -46,8 +47,8 @@ int dlcp6_sockaddr(struct sock *sk, const struct sockaddr *uaddr, int len,
 }
 
 /* The sender's address for recvmsg() on an AF_INET6 socket. */
-void dlcp6_fill_name(struct msghdr *msg, const struct in6_addr *addr,
-		     __be16 port, int *addr_len)
+static void dlcp6_fill_name(struct msghdr *msg, const struct in6_addr *addr,
+			    __be16 port, int *addr_len)
 {
 	DECLARE_SOCKADDR(struct sockaddr_in6 *, sin6, msg->msg_name);
 
@@ -63,10 +64,11 @@ void dlcp6_fill_name(struct msghdr *msg, const struct in6_addr *addr,
  * address if NULL or any) over interface @oif (0: any); the source address
  * the route picks goes to @src_out.
  */
-struct dst_entry *dlcp6_route(struct sock *sk, const struct in6_addr *saddr,
-			      const struct in6_addr *daddr, __be16 sport,
-			      __be16 dport, int oif, struct in6_addr *src_out,
-			      u32 *cookie)
+static struct dst_entry *dlcp6_route(struct sock *sk,
+				     const struct in6_addr *saddr,
+				     const struct in6_addr *daddr,
+				     __be16 sport, __be16 dport, int oif,
+				     struct in6_addr *src_out, u32 *cookie)
 {
 	struct flowi6 fl6 = {
 		.flowi6_proto	= dlcp_ipproto,
@@ -84,22 +86,29 @@ struct dst_entry *dlcp6_route(struct sock *sk, const struct in6_addr *saddr,
 	else if (sk->sk_family == AF_INET6)
 		fl6.saddr = sk->sk_v6_rcv_saddr;
 	dst = ip6_dst_lookup_flow(sock_net(sk), sk, &fl6, NULL);
-	if (IS_ERR(dst)) {
-		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
+	if (IS_ERR(dst))
 		return dst;
-	}
 	*src_out = fl6.saddr;
 	*cookie = rt6_get_cookie((struct rt6_info *)dst);
 	return dst;
 }
 
-/*
- * Add the IPv6 header to the packet at skb->data and send it over @dst
- * (a reference is taken).
- */
-int dlcp6_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
-	       const struct in6_addr *saddr, const struct in6_addr *daddr,
-	       u8 tclass, u8 nexthdr, u32 flowlabel)
+static bool dlcp6_local_addr(struct net *net, const struct in6_addr *addr)
+{
+	return ipv6_chk_addr(net, addr, NULL, 0);
+}
+
+/* multicast destinations are refused before routing (dlcp_out_route()) */
+static bool dlcp6_dst_unicast(const struct dst_entry *dst)
+{
+	return true;
+}
+
+/* The flow label varies with @flowlabel, the packet's entropy. */
+static int dlcp6_xmit(struct sock *sk, struct sk_buff *skb,
+		      struct dst_entry *dst, const struct in6_addr *saddr,
+		      const struct in6_addr *daddr, u8 tclass, u8 nexthdr,
+		      u32 flowlabel, u32 nsegs)
 {
 	int hlimit = sk->sk_family == AF_INET6 ? inet6_sk(sk)->hop_limit : -1;
 	struct ipv6hdr *hdr;
@@ -119,6 +128,19 @@ int dlcp6_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	return ip6_local_out(sock_net(sk), sk, skb);
 }
 
+const struct dlcp_af dlcp_af_inet6 = {
+	.family		= AF_INET6,
+	.net_header_len	= sizeof(struct ipv6hdr),
+	.min_mtu	= IPV6_MIN_MTU,
+	.max_mtu	= IP6_MAX_MTU,
+	.sockaddr	= dlcp6_sockaddr,
+	.fill_name	= dlcp6_fill_name,
+	.local_addr	= dlcp6_local_addr,
+	.route		= dlcp6_route,
+	.dst_unicast	= dlcp6_dst_unicast,
+	.xmit		= dlcp6_xmit,
+};
+
 /* IPv6 protocol handler */
 static int dlcp6_rcv(struct sk_buff *skb)
 {
@@ -128,7 +150,7 @@ static int dlcp6_rcv(struct sk_buff *skb)
 /*
  * ICMPv6 errors about a packet we sent (native mode): "packet too big"
  * updates the path MTU and re-cuts the messages to that destination, as
- * dlcp_err() does for IPv4.
+ * dlcp4_err() does for IPv4.
  */
 static int dlcp6_err(struct sk_buff *skb, struct inet6_skb_parm *opt,
 		     u8 type, u8 code, int offset, __be32 info)

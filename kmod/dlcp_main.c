@@ -24,20 +24,6 @@ MODULE_PARM_DESC(ipproto,
 
 unsigned int dlcp_net_id __read_mostly;
 
-static struct net_protocol dlcp_protocol = {
-	.handler	= dlcp_rcv,
-	.err_handler	= dlcp_err,
-	.no_policy	= 1,
-};
-
-static struct inet_protosw dlcp_protosw = {
-	.type		= SOCK_DLCP,
-	.protocol	= IPPROTO_DLCP,
-	.prot		= &dlcp_prot,
-	.ops		= &dlcp_inet_ops,
-	.flags		= 0,
-};
-
 static int __net_init dlcp_net_init(struct net *net)
 {
 	struct dlcp_net *dn = dlcp_pernet(net);
@@ -123,7 +109,6 @@ static int __init dlcp_init(void)
 		pr_err("dlcp: invalid ipproto %d\n", dlcp_ipproto);
 		return -EINVAL;
 	}
-	dlcp_protosw.protocol = dlcp_ipproto;
 
 	dlcp_mem_init();
 	err = proto_register(&dlcp_prot, 1);
@@ -132,13 +117,11 @@ static int __init dlcp_init(void)
 	err = register_pernet_subsys(&dlcp_net_ops);
 	if (err)
 		goto unreg_proto;
-	err = inet_add_protocol(&dlcp_protocol, dlcp_ipproto);
+	err = dlcp_ipv4_init();
 	if (err) {
 		pr_err("dlcp: IP protocol %d is in use\n", dlcp_ipproto);
-		err = -EBUSY;
 		goto unreg_pernet;
 	}
-	inet_register_protosw(&dlcp_protosw);
 	err = dlcp_ipv6_init();
 	if (err) {
 		pr_err("dlcp: IPv6 next header %d is in use\n", dlcp_ipproto);
@@ -148,8 +131,7 @@ static int __init dlcp_init(void)
 	return 0;
 
 unreg_inet:
-	inet_unregister_protosw(&dlcp_protosw);
-	inet_del_protocol(&dlcp_protocol, dlcp_ipproto);
+	dlcp_ipv4_exit();
 unreg_pernet:
 	unregister_pernet_subsys(&dlcp_net_ops);
 unreg_proto:
@@ -160,9 +142,7 @@ unreg_proto:
 static void __exit dlcp_exit(void)
 {
 	dlcp_ipv6_exit();
-	inet_unregister_protosw(&dlcp_protosw);
-	inet_del_protocol(&dlcp_protocol, dlcp_ipproto);
-	/* inet_del_protocol() waited for receivers still in dlcp_rcv() */
+	dlcp_ipv4_exit();
 	unregister_pernet_subsys(&dlcp_net_ops);
 	proto_unregister(&dlcp_prot);
 }

@@ -32,46 +32,66 @@
 #include "dlcp_impl.h"
 #include "dlcp_trace.h"
 
-/*
- * Route from @saddr (any: the socket's bound address, or what the route
- * picks) to @daddr over interface @oif (0: any). The source address used
- * goes to @src, the IPv6 route cookie (for dst_check()) to @cookie.
- */
-struct dst_entry *dlcp_route(struct sock *sk, const struct in6_addr *saddr,
-			     const struct in6_addr *daddr, __be16 sport,
-			     __be16 dport, int oif, struct in6_addr *src,
-			     u32 *cookie)
+/* The outgoing message of @h's id and length to @daddr port @dport. */
+static struct dlcp_out_msg *dlcp_out_lookup(struct dlcp_sock *dsk,
+					    const struct dlcp_hdr *h,
+					    const struct in6_addr *daddr,
+					    __be16 dport)
 {
-	__be32 from = saddr->s6_addr32[3];
-	struct flowi4 fl4;
-	struct rtable *rt;
+	u32 id = ntohl(h->msg_id);
+	struct dlcp_out_msg *m;
 
-	if (!dlcp_addr_is_v4(daddr))
-		return dlcp6_route(sk, saddr, daddr, sport, dport, oif, src,
-				   cookie);
-	if (!from)
-		from = inet_sk(sk)->inet_saddr;
-	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, daddr->s6_addr32[3],
-				   from, dport, sport, dlcp_ipproto,
-				   RT_CONN_FLAGS(sk), oif);
-	if (IS_ERR(rt)) {
-		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
-		return ERR_CAST(rt);
-	}
-	ipv6_addr_set_v4mapped(fl4.saddr, src);
-	*cookie = 0;
-	return &rt->dst;
+	lockdep_assert_held(&dsk->lock);
+	list_for_each_entry(m, &dsk->out_msgs, node)
+		if (m->id == id && m->dport == dport &&
+		    ipv6_addr_equal(&m->daddr, daddr) &&
+		    m->len == ntohl(h->msg_len))
+			return m;
+	return NULL;
 }
 
-/* Payload bytes of one DATA packet of @m over a path MTU of @mtu. */
-u32 dlcp_mtu_seg_size(const struct dlcp_out_msg *m, u32 mtu)
+/* The message a control packet @h from @saddr (its receiver) is about. */
+struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
+				   const struct dlcp_hdr *h,
+				   const struct in6_addr *saddr)
 {
-	bool v4 = dlcp_addr_is_v4(&m->daddr);
+	return dlcp_out_lookup(dsk, h, saddr, h->source);
+}
 
-	mtu = clamp_t(u32, mtu, v4 ? 576 : IPV6_MIN_MTU,
-		      v4 ? IP_MAX_MTU : IP6_MAX_MTU);
-	return mtu - dlcp_ip_hdr_len(&m->daddr) - DLCP_DATA_HDR_LEN -
-	       (m->udp ? sizeof(struct udphdr) : 0);
+/*
+ * Does @h, the header of a packet we sent to @daddr that an ICMP error
+ * quotes, name a message of ours in flight (id, destination port,
+ * length)?
+ */
+bool dlcp_out_quoted(struct dlcp_sock *dsk, const struct dlcp_hdr *h,
+		     const struct in6_addr *daddr)
+{
+	return dlcp_out_lookup(dsk, h, daddr, h->dest);
+}
+
+/*
+ * Route from @sk to @daddr port @dport: the route (referenced), the source
+ * address it picks and its cookie. Multicast and broadcast destinations
+ * are refused (-EACCES).
+ */
+static struct dst_entry *dlcp_out_route_to(struct sock *sk,
+					   const struct in6_addr *daddr,
+					   __be16 dport, struct in6_addr *saddr,
+					   u32 *cookie)
+{
+	struct dst_entry *dst;
+
+	if (ipv6_addr_is_multicast(daddr))
+		return ERR_PTR(-EACCES);
+	dst = dlcp_route(sk, &in6addr_any, daddr, inet_sk(sk)->inet_sport,
+			 dport, sk->sk_bound_dev_if, saddr, cookie);
+	if (IS_ERR(dst))
+		return dst;
+	if (!dlcp_af_of(daddr)->dst_unicast(dst)) {
+		dst_release(dst);
+		return ERR_PTR(-EACCES);
+	}
+	return dst;
 }
 
 /* Route @m to its destination: sets saddr, dst and seg_size. */
@@ -79,22 +99,111 @@ int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m)
 {
 	struct dst_entry *dst;
 
-	if (ipv6_addr_is_multicast(&m->daddr))
-		return -EACCES;
-	dst = dlcp_route(sk, &in6addr_any, &m->daddr, inet_sk(sk)->inet_sport,
-			 m->dport, sk->sk_bound_dev_if, &m->saddr,
-			 &m->dst_cookie);
+	dst = dlcp_out_route_to(sk, &m->daddr, m->dport, &m->saddr,
+				&m->dst_cookie);
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
-	if (dlcp_addr_is_v4(&m->daddr) &&
-	    (((struct rtable *)dst)->rt_flags & (RTCF_BROADCAST |
-						 RTCF_MULTICAST))) {
-		dst_release(dst);
-		return -EACCES;
-	}
 	m->dst = dst;
-	m->seg_size = dlcp_mtu_seg_size(m, dst_mtu(dst));
+	m->seg_size = dlcp_xmit_payload(&m->daddr, m->udp, dst_mtu(dst));
 	return 0;
+}
+
+/*
+ * Payload bytes of a DATA packet to @daddr port @dport as the route stands
+ * now (connect() checks the destination with it, DLCP_SEGMENT_SIZE reports
+ * it), or the routing error.
+ */
+int dlcp_out_seg_size(struct sock *sk, const struct in6_addr *daddr,
+		      __be16 dport, bool udp)
+{
+	struct dst_entry *dst;
+	struct in6_addr saddr;
+	u32 cookie, size;
+
+	dst = dlcp_out_route_to(sk, daddr, dport, &saddr, &cookie);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	size = dlcp_xmit_payload(daddr, udp, dst_mtu(dst));
+	dst_release(dst);
+	return size;
+}
+
+/*
+ * A new message of @len bytes from @sk to @daddr port @dport, with the
+ * socket's defaults, not yet routed, cut or filled.
+ */
+struct dlcp_out_msg *dlcp_out_msg_alloc(struct sock *sk, size_t len,
+					const struct in6_addr *daddr,
+					__be16 dport)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_out_msg *m;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return NULL;
+	INIT_LIST_HEAD(&m->node);
+	dlcp_buf_init(&m->buf, len);
+	m->len = len;
+	m->udp = dlcp_sock_encap(sk) == DLCP_ENCAP_UDP;
+	m->daddr = *daddr;
+	m->dport = dport;
+	spin_lock_bh(&dsk->lock);
+	m->meta.budget_ppm = dsk->loss_budget_ppm;
+	m->meta.layer = dsk->layer;
+	m->meta.prio = dsk->prio;
+	spin_unlock_bh(&dsk->lock);
+	return m;
+}
+
+/* Mark the segments of @m that overlap a critical range. */
+static int dlcp_out_mark_crit(struct dlcp_out_msg *m,
+			      const struct dlcp_send_args *args)
+{
+	unsigned int seg;
+	u32 i;
+
+	if (m->meta.flags & DLCP_MSG_CRITICAL) {
+		m->crit_len = m->len;
+		return 0;
+	}
+	if (!args->nr_crit)
+		return 0;
+	m->crit = bitmap_zalloc(m->nsegs, GFP_KERNEL);
+	if (!m->crit)
+		return -ENOMEM;
+	for (i = 0; i < args->nr_crit; i++) {
+		u32 first = args->crit[i].offset / m->seg_size;
+		u32 last = (args->crit[i].offset + args->crit[i].len - 1) /
+			   m->seg_size;
+
+		bitmap_set(m->crit, first, last - first + 1);
+	}
+	for_each_set_bit(seg, m->crit, m->nsegs)
+		m->crit_len += min(m->seg_size, m->len - seg * m->seg_size);
+	return 0;
+}
+
+/*
+ * Cut routed message @m into segments: whole elements of its type that
+ * fit the route, their states, and which are critical (@args->crit, or
+ * the whole message) or droppable by the sender's own classes
+ * (@args->seg_cls). Droppable segments by magnitude are marked once the
+ * payload is in (dlcp_mark_droppable()).
+ */
+int dlcp_out_cut(struct dlcp_out_msg *m, const struct dlcp_send_args *args)
+{
+	int err;
+
+	m->seg_size = rounddown(m->seg_size, dlcp_wire_dtype_size(m->meta.dtype));
+	m->nsegs = DIV_ROUND_UP(m->len, m->seg_size);
+	m->seg = kvcalloc(m->nsegs, sizeof(*m->seg), GFP_KERNEL);
+	if (!m->seg)
+		return -ENOMEM;
+	err = dlcp_out_mark_crit(m, args);
+	if (err || !args->seg_cls)
+		return err;
+	return dlcp_set_seg_classes(m, args->seg_cls, args->nr_seg_cls);
 }
 
 /* Revalidate a message's cached route; false if none can be had now. */
@@ -116,140 +225,9 @@ static bool dlcp_out_dst_ok(struct sock *sk, struct dlcp_out_msg *m)
 	return true;
 }
 
-void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
-		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
-		   u8 prio)
-{
-	h->source = sport;
-	h->dest = dport;
-	h->ver_type = (DLCP_VERSION << 4) | type;
-	h->flags = flags;
-	h->doff = dlcp_wire_min_hdr(type) / 4;
-	h->prio = prio;
-	h->len = htons(len);
-	h->check = 0;
-	h->msg_id = htonl(msg_id);
-	h->msg_len = htonl(msg_len);
-}
-
-struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
-{
-	struct sk_buff *skb;
-
-	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + hlen, gfp);
-	if (!skb)
-		return NULL;
-	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
-	skb_reset_transport_header(skb);
-	memset(skb_put(skb, hlen), 0, hlen);
-	return skb;
-}
-
-/*
- * Send the DLCP packet in @skb (header at data, the payload in the linear
- * part or in page fragments) of message @msg_id, its packet @seg, over
- * @dst (a reference is taken): checksum it, add the UDP header in UDP
- * mode and the IP header. A UDP GSO super-packet (dlcp_out_send_gso())
- * holds @seg and the packets after it, each checksummed already.
- */
-static int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb,
-			 struct dst_entry *dst, const struct in6_addr *saddr,
-			 const struct in6_addr *daddr, u8 cls, bool droppable,
-			 bool udp, u32 msg_id, u32 seg)
-{
-	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
-	u8 tos = dlcp_pkt_tos(dn, cls, droppable);
-	u32 nsegs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
-	struct net *net = sock_net(sk);
-	struct inet_sock *inet = inet_sk(sk);
-	struct iphdr *iph;
-	int ttl, err;
-
-	if (!skb_is_gso(skb)) {
-		struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
-
-		h->check = dlcp_csum_magic(saddr, daddr, skb->len,
-					   skb_checksum(skb, 0, skb->len, 0));
-		trace_dlcp_pkt_send(h, saddr, daddr, tos);
-	}
-	if (udp) {
-		dlcp_udp_push(skb, dn, msg_id, seg);
-		if (skb_is_gso(skb)) {
-			dlcp_udp_gso_csum(skb, saddr, daddr);
-			DLCP_INC_STATS(net, DLCP_MIB_UDP_GSO_OUT);
-		}
-		DLCP_ADD_STATS(net, DLCP_MIB_UDP_OUT_PKTS, nsegs);
-	}
-	skb->priority = DLCP_MAX_CLASSES - 1 - cls;
-	skb->mark = READ_ONCE(sk->sk_mark);
-	skb_set_owner_w(skb, sk);
-
-	if (!dlcp_addr_is_v4(daddr)) {
-		if (udp && !skb_is_gso(skb))
-			dlcp_udp6_csum(skb, saddr, daddr);
-		err = dlcp6_xmit(sk, skb, dst, saddr, daddr, tos,
-				 udp ? IPPROTO_UDP : dlcp_ipproto,
-				 dlcp_entropy(dn, msg_id, seg));
-		goto sent;
-	}
-	skb_push(skb, sizeof(*iph));
-	skb_reset_network_header(skb);
-	iph = ip_hdr(skb);
-	iph->version = 4;
-	iph->ihl = 5;
-	iph->tos = tos;
-	iph->frag_off = htons(IP_DF);
-	ttl = inet->uc_ttl;
-	iph->ttl = ttl < 0 ? ip4_dst_hoplimit(dst) : ttl;
-	iph->protocol = udp ? IPPROTO_UDP : dlcp_ipproto;
-	iph->saddr = saddr->s6_addr32[3];
-	iph->daddr = daddr->s6_addr32[3];
-	iph->tot_len = htons(skb->len);
-	skb->protocol = htons(ETH_P_IP);
-	skb_dst_set(skb, dst_clone(dst));
-	ip_select_ident_segs(net, skb, NULL, nsegs);
-	err = ip_local_out(net, sk, skb);
-sent:
-	if (unlikely(net_xmit_eval(err))) {
-		DLCP_ADD_STATS(net, DLCP_MIB_OUT_ERRORS, nsegs);
-		return net_xmit_errno(err);
-	}
-	DLCP_ADD_STATS(net, DLCP_MIB_OUT_PKTS, nsegs);
-	DLCP_ADD_STATS(net, DLCP_MIB_OUT_CLASS0 + cls, nsegs);
-	return 0;
-}
-
-/*
- * Send a control packet from @saddr in class @cls: REPORT and STOP go in
- * class 0; PROBE and ABORT in their message's class, behind its data, so
- * that a PROBE saying "all was sent" does not overtake the data it speaks
- * of in a strict-priority queue.
- */
-int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
-		  const struct in6_addr *saddr, const struct in6_addr *daddr,
-		  bool udp, u8 cls)
-{
-	const struct dlcp_hdr *h = (const struct dlcp_hdr *)skb->data;
-	struct dst_entry *dst;
-	struct in6_addr src;
-	u32 cookie;
-	int err;
-
-	dst = dlcp_route(sk, saddr, daddr, h->source, h->dest,
-			 sk->sk_bound_dev_if, &src, &cookie);
-	if (IS_ERR(dst)) {
-		kfree_skb(skb);
-		return PTR_ERR(dst);
-	}
-	err = dlcp_xmit_skb(sk, skb, dst, &src, daddr, cls, false, udp,
-			    ntohl(h->msg_id), 0);
-	dst_release(dst);
-	return err;
-}
-
 /* Send PROBE or ABORT for @m. */
-void dlcp_out_send_probe(struct sock *sk, struct dlcp_out_msg *m,
-			 unsigned int type)
+void dlcp_out_send_ctl(struct sock *sk, struct dlcp_out_msg *m,
+		       unsigned int type)
 {
 	struct dlcp_probe_hdr *p;
 	struct sk_buff *skb;
@@ -595,13 +573,6 @@ static bool dlcp_out_next_seg(struct dlcp_out_msg *m, u32 *seg, bool *rtx)
 	return false;
 }
 
-static u64 dlcp_pace_interval_ns(const struct dlcp_peer *p)
-{
-	if (!p->srtt_us)
-		return 0;
-	return div_u64((u64)p->srtt_us * NSEC_PER_USEC, 2 * p->cwnd);
-}
-
 /*
  * The socket's flight ring, net.dlcp.max_cwnd entries, allocated by the
  * first sendmsg() in process context (it may take several pages, which
@@ -650,7 +621,7 @@ void dlcp_out_push(struct sock *sk)
 
 	list_for_each_entry(m, &dsk->out_msgs, node) {
 		struct dlcp_peer *p = m->peer;
-		u64 interval = dlcp_pace_interval_ns(p);
+		u64 interval = dlcp_peer_pace_ns(p);
 		u32 seg;
 		bool rtx;
 
@@ -693,7 +664,7 @@ void dlcp_out_push(struct sock *sk)
 			}
 			/* tell the receiver at once that all was sent */
 			if (!rtx && m->next_new == m->nsegs && m->budget_bytes)
-				dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+				dlcp_out_send_ctl(sk, m, DLCP_T_PROBE);
 			for (i = seg; i < seg + n; i++) {
 				struct dlcp_flight *f;
 
@@ -895,7 +866,7 @@ void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
 		dst_release(m->dst);	/* the next send picks the new MTU */
 		m->dst = NULL;
 		dlcp_path_forget_routes(m);
-		max = rounddown(dlcp_mtu_seg_size(m, mtu),
+		max = rounddown(dlcp_xmit_payload(&m->daddr, m->udp, mtu),
 				dlcp_wire_dtype_size(m->meta.dtype));
 		if (max < m->seg_size && !dlcp_out_resegment(sk, m, max))
 			DLCP_INC_STATS(sock_net(sk), DLCP_MIB_RESEGMENTED);
@@ -910,7 +881,7 @@ void dlcp_out_purge(struct sock *sk)
 	struct dlcp_out_msg *m, *tmp;
 
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
-		dlcp_out_send_probe(sk, m, DLCP_T_ABORT);
+		dlcp_out_send_ctl(sk, m, DLCP_T_ABORT);
 		dlcp_out_free_msg(sk, m);
 	}
 }

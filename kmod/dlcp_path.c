@@ -163,7 +163,7 @@ int dlcp_path_attach(struct sock *sk, struct dlcp_out_msg *m)
 			continue;
 		routed++;
 		m->seg_size = min(m->seg_size,
-				  dlcp_mtu_seg_size(m, dst_mtu(dst)));
+				  dlcp_xmit_payload(&m->daddr, m->udp, dst_mtu(dst)));
 	}
 	m->path_left = m->paths[0].weight;
 	return routed ? 0 : -EHOSTUNREACH;

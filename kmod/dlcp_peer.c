@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The destinations of a DLCP socket.
+ * The destinations of a DLCP socket, and the state of the path to each:
+ * the round-trip estimate and retransmission timeout (RFC 6298), the
+ * reordering window (RACK, RFC 8985) and the pacing interval. The window
+ * itself is the congestion controller's (dlcp_cc.c).
  *
- * Congestion state belongs to a path, not to a socket: a parameter server
+ * Path state belongs to a path, not to a socket: a parameter server
  * sends its pulls to every worker from one socket, and a window shared by
  * all of them would let one congested link slow every transfer. Each
  * destination host a socket sends to gets a struct dlcp_peer with its own
@@ -105,6 +108,67 @@ void dlcp_peer_free_all(struct sock *sk)
 		}
 }
 
+/*
+ * RFC 6298's timeout for @p (NULL: a peer with no RTT sample yet), doubled
+ * per timeout since the last RTT sample.
+ */
+u32 dlcp_peer_rto_us(const struct sock *sk, const struct dlcp_peer *p)
+{
+	u32 rto_min = READ_ONCE(dlcp_pernet(sock_net(sk))->rto_min_ms) *
+		      USEC_PER_MSEC;
+	u32 rto;
+
+	if (!p || !p->srtt_us)
+		rto = max_t(u32, rto_min, 200 * USEC_PER_MSEC);
+	else
+		rto = max(rto_min, p->srtt_us + 4 * p->rttvar_us);
+	/* clamped before the back-off, which could shift bits out */
+	rto = min_t(u32, rto, DLCP_RTO_MAX_US);
+	return min_t(u64, (u64)rto << (p ? p->rto_shift : 0), DLCP_RTO_MAX_US);
+}
+
+/* Fold the RTT of a packet stamped @tsecr into @p's estimate. */
+void dlcp_peer_rtt_sample(struct dlcp_peer *p, u32 tsecr)
+{
+	s32 rtt = (s32)(dlcp_now_us() - tsecr);
+
+	if (!tsecr || rtt <= 0 || rtt > DLCP_RTT_MAX_US)
+		return;
+	p->rto_shift = 0;
+	dlcp_cc_on_rtt(p, rtt);
+	if (!p->srtt_us) {
+		p->srtt_us = rtt;
+		p->rttvar_us = rtt / 2;
+	} else {
+		s32 err = rtt - (s32)p->srtt_us;
+
+		p->srtt_us += err / 8;
+		p->rttvar_us += (abs(err) - (s32)p->rttvar_us) / 4;
+	}
+	p->srtt_us = max_t(u32, p->srtt_us, 1);
+}
+
+/*
+ * The reordering window for @p (RACK, RFC 8985, section 6.2): reo_mult
+ * quarters of the smoothed RTT, plus net.dlcp.reorder_us. A segment
+ * reported missing is lost once a packet sent this much after it has
+ * arrived.
+ */
+u32 dlcp_peer_reorder_us(const struct sock *sk, const struct dlcp_peer *p)
+{
+	/* also read locklessly, for /proc/net/dlcp/peers */
+	return READ_ONCE(p->reo_mult) * READ_ONCE(p->srtt_us) / 4 +
+	       READ_ONCE(dlcp_pernet(sock_net(sk))->reorder_us);
+}
+
+/* Time between two packets to @p: twice its window per smoothed RTT. */
+u64 dlcp_peer_pace_ns(const struct dlcp_peer *p)
+{
+	if (!p->srtt_us)
+		return 0;
+	return div_u64((u64)p->srtt_us * NSEC_PER_USEC, 2 * p->cwnd);
+}
+
 /* The shortest retransmission timeout of the peers that have messages. */
 u32 dlcp_peer_min_rto_us(const struct sock *sk)
 {
@@ -115,6 +179,6 @@ u32 dlcp_peer_min_rto_us(const struct sock *sk)
 	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
 		hlist_for_each_entry(p, &dsk->peers[i], node)
 			if (p->nr_msgs)
-				rto = min(rto, dlcp_out_rto_us(sk, p));
-	return rto == U32_MAX ? dlcp_out_rto_us(sk, NULL) : rto;
+				rto = min(rto, dlcp_peer_rto_us(sk, p));
+	return rto == U32_MAX ? dlcp_peer_rto_us(sk, NULL) : rto;
 }

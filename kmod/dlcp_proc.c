@@ -211,7 +211,7 @@ static void dlcp_peers_one(struct sock *sk, void *arg)
 				   READ_ONCE(p->cwnd), READ_ONCE(p->srtt_us),
 				   READ_ONCE(p->rttvar_us), READ_ONCE(p->cc.alpha),
 				   READ_ONCE(p->rto_shift),
-				   dlcp_cc_reorder_us(sk, p), sock_i_ino(sk));
+				   dlcp_peer_reorder_us(sk, p), sock_i_ino(sk));
 		}
 	rcu_read_unlock();
 }

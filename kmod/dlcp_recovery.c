@@ -8,12 +8,12 @@
  * end: acknowledged (outside every gap of the report), or lost (inside a
  * gap, and sent more than the reordering window before the packet whose
  * arrival triggered the report: RACK's rule, RFC 8985, with the echoed
- * transmit time; the window adapts, dlcp_cc_reorder_us()). A packet merely
+ * transmit time; the window adapts, dlcp_peer_reorder_us()). A packet merely
  * overtaken on another path is not resent at once, and a retransmission
  * is not presumed lost again by reports that left the receiver before it
  * could have arrived. A missing segment that a later packet overtook by
  * less than the window is lost when the window passes with no word
- * (RACK's timer, dlcp_rack_expired()).
+ * (RACK's timer, dlcp_recovery_rack_expired()).
  *
  * The guard timer (dlcp_timer.c) also presumes entries older than the
  * retransmission timeout lost when their message's reports have stopped
@@ -36,90 +36,14 @@
  * sent. Without this, a loss among the last segments of a message (sent
  * within one window of the end) waited for a probe or the RTO.
  */
-static bool dlcp_rack_expired(const struct sock *sk,
-			      const struct dlcp_flight *f, u32 now_us)
+static bool dlcp_recovery_rack_expired(const struct sock *sk,
+				       const struct dlcp_flight *f, u32 now_us)
 {
 	const struct dlcp_out_msg *m = f->msg;
 
 	return f->rack_wait &&
 	       (s32)(now_us - f->sent_us) >=
-	       (s32)(m->rack_rtt_us + dlcp_cc_reorder_us(sk, m->peer));
-}
-
-/* The outgoing message of @h's id and length to @daddr port @dport. */
-static struct dlcp_out_msg *dlcp_out_lookup(struct dlcp_sock *dsk,
-					    const struct dlcp_hdr *h,
-					    const struct in6_addr *daddr,
-					    __be16 dport)
-{
-	u32 id = ntohl(h->msg_id);
-	struct dlcp_out_msg *m;
-
-	lockdep_assert_held(&dsk->lock);
-	list_for_each_entry(m, &dsk->out_msgs, node)
-		if (m->id == id && m->dport == dport &&
-		    ipv6_addr_equal(&m->daddr, daddr) &&
-		    m->len == ntohl(h->msg_len))
-			return m;
-	return NULL;
-}
-
-/* The message a control packet @h from @saddr (its receiver) is about. */
-static struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
-					  const struct dlcp_hdr *h,
-					  const struct in6_addr *saddr)
-{
-	return dlcp_out_lookup(dsk, h, saddr, h->source);
-}
-
-/*
- * Does @h, the header of a packet we sent to @daddr that an ICMP error
- * quotes, name a message of ours in flight (id, destination port,
- * length)?
- */
-bool dlcp_out_quoted(struct dlcp_sock *dsk, const struct dlcp_hdr *h,
-		     const struct in6_addr *daddr)
-{
-	return dlcp_out_lookup(dsk, h, daddr, h->dest);
-}
-
-/*
- * RFC 6298's timeout for @p (NULL: a peer with no RTT sample yet), doubled
- * per timeout since the last RTT sample.
- */
-u32 dlcp_out_rto_us(const struct sock *sk, const struct dlcp_peer *p)
-{
-	u32 rto_min = READ_ONCE(dlcp_pernet(sock_net(sk))->rto_min_ms) *
-		      USEC_PER_MSEC;
-	u32 rto;
-
-	if (!p || !p->srtt_us)
-		rto = max_t(u32, rto_min, 200 * USEC_PER_MSEC);
-	else
-		rto = max(rto_min, p->srtt_us + 4 * p->rttvar_us);
-	/* clamped before the back-off, which could shift bits out */
-	rto = min_t(u32, rto, DLCP_RTO_MAX_US);
-	return min_t(u64, (u64)rto << (p ? p->rto_shift : 0), DLCP_RTO_MAX_US);
-}
-
-static void dlcp_rtt_sample(struct dlcp_peer *p, u32 tsecr)
-{
-	s32 rtt = (s32)(dlcp_now_us() - tsecr);
-
-	if (!tsecr || rtt <= 0 || rtt > DLCP_RTT_MAX_US)
-		return;
-	p->rto_shift = 0;
-	dlcp_cc_on_rtt(p, rtt);
-	if (!p->srtt_us) {
-		p->srtt_us = rtt;
-		p->rttvar_us = rtt / 2;
-	} else {
-		s32 err = rtt - (s32)p->srtt_us;
-
-		p->srtt_us += err / 8;
-		p->rttvar_us += (abs(err) - (s32)p->rttvar_us) / 4;
-	}
-	p->srtt_us = max_t(u32, p->srtt_us, 1);
+	       (s32)(m->rack_rtt_us + dlcp_peer_reorder_us(sk, m->peer));
 }
 
 /* Is byte range [s, e) disjoint from every gap in @g[0..n)? */
@@ -145,9 +69,9 @@ static bool dlcp_gaps_miss(const struct dlcp_wire_range *g, u32 n, u32 s,
  * below scan_end, including ones resolved before (the receiver may have
  * freed a message it could not complete).
  */
-static void dlcp_out_resync(struct dlcp_out_msg *m,
-			    const struct dlcp_wire_range *g, u32 n,
-			    u32 scan_end)
+static void dlcp_recovery_resync(struct dlcp_out_msg *m,
+				 const struct dlcp_wire_range *g, u32 n,
+				 u32 scan_end)
 {
 	u32 seg;
 
@@ -166,7 +90,7 @@ static void dlcp_out_resync(struct dlcp_out_msg *m,
 }
 
 /* A REPORT arrived for one of our messages (skb is linear, validated). */
-void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
+void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 {
 	const struct dlcp_report_hdr *r = (const void *)skb->data;
 	const struct dlcp_wire_range *g = (const void *)(skb->data +
@@ -182,10 +106,10 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 
 	m = dlcp_out_find(dsk, &r->common, &dlcp_cb(skb)->saddr);
 	if (!m) {
-		dlcp_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
+		dlcp_in_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
 		return;
 	}
-	dlcp_rtt_sample(m->peer, tsecr);
+	dlcp_peer_rtt_sample(m->peer, tsecr);
 	if (tsecr && rtt > 0 && rtt <= DLCP_RTT_MAX_US)
 		m->rack_rtt_us = rtt;
 	m->last_heard = jiffies;
@@ -197,7 +121,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 		DLCP_INC_STATS(net, DLCP_MIB_DUP_REPORTS);
 		dlcp_cc_on_dup(m->peer);
 	}
-	reorder = dlcp_cc_reorder_us(sk, m->peer);
+	reorder = dlcp_peer_reorder_us(sk, m->peer);
 
 	for (i = 0; m->inflight && i < dsk->flight_len; i++) {
 		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
@@ -221,7 +145,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 			/*
 			 * Missing, and a packet sent after it arrived: lost
 			 * if nothing says otherwise within the window
-			 * (dlcp_rack_expired(); no later packet may come,
+			 * (dlcp_recovery_rack_expired(); no later packet may come,
 			 * at the end of a message).
 			 */
 			if ((s32)(tsecr - f->sent_us) > 0) {
@@ -237,7 +161,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 	if (wait != U32_MAX)
 		dlcp_guard_arm_in(sk, usecs_to_jiffies(wait) + 1);
 	if (r->rflags & DLCP_RF_PROBED)
-		dlcp_out_resync(m, g, n, scan_end);
+		dlcp_recovery_resync(m, g, n, scan_end);
 	ce = ntohl(r->ce_bytes);
 	ce = ce > m->ce_seen ? ce - m->ce_seen : 0;
 	m->ce_seen += ce;
@@ -248,7 +172,7 @@ void dlcp_out_report(struct sock *sk, struct sk_buff *skb)
 }
 
 /* A STOP arrived: the receiver delivered the message. */
-void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
+void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 {
 	const struct dlcp_stop_hdr *st = (const void *)skb->data;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
@@ -258,13 +182,13 @@ void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
 
 	m = dlcp_out_find(dsk, &st->common, &dlcp_cb(skb)->saddr);
 	if (!m) {
-		dlcp_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
+		dlcp_in_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
 		return;
 	}
 	trace_dlcp_stop(1, m->id, ntohl(st->lost),
 			st->common.flags & DLCP_HF_FAILED);
 	m->peer->last_heard = jiffies;
-	dlcp_rtt_sample(m->peer, ntohl(st->tsecr));
+	dlcp_peer_rtt_sample(m->peer, ntohl(st->tsecr));
 	lost = ntohl(st->lost);
 	DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_DONE);
 	DLCP_ADD_STATS(net, DLCP_MIB_RETRANS_AVOIDED, m->nr_lost);
@@ -290,8 +214,8 @@ void dlcp_out_stop(struct sock *sk, struct sk_buff *skb)
  * its own msg_timeout only when the one before it gave up, and a close()
  * waiting for k messages to a dead receiver would take k timeouts.
  */
-static bool dlcp_out_same_silence(const struct dlcp_out_msg *m,
-				  const struct dlcp_out_msg *silent)
+static bool dlcp_recovery_same_silence(const struct dlcp_out_msg *m,
+				       const struct dlcp_out_msg *silent)
 {
 	if (m->peer != silent->peer || m->dport != silent->dport)
 		return false;
@@ -311,8 +235,8 @@ static bool dlcp_out_same_silence(const struct dlcp_out_msg *m,
  * the other (no route: an interface or route vanished after sendmsg()
  * found one; a netfilter verdict; no buffer space).
  */
-static bool dlcp_out_silent(const struct dlcp_out_msg *m, unsigned long now,
-			    unsigned long give_up)
+static bool dlcp_recovery_silent(const struct dlcp_out_msg *m, unsigned long now,
+				 unsigned long give_up)
 {
 	unsigned long heard = m->last_heard;
 
@@ -330,7 +254,7 @@ static bool dlcp_out_silent(const struct dlcp_out_msg *m, unsigned long now,
  * never started (-EHOSTUNREACH, -EPERM, -ENOBUFS, ...), -EHOSTUNREACH if
  * its last attempt found no route, else -ETIMEDOUT.
  */
-static int dlcp_out_give_up_err(const struct dlcp_out_msg *m)
+static int dlcp_recovery_give_up_err(const struct dlcp_out_msg *m)
 {
 	if (m->xmit_err && (!m->next_new || m->xmit_err == EHOSTUNREACH))
 		return -m->xmit_err;
@@ -345,8 +269,8 @@ static int dlcp_out_give_up_err(const struct dlcp_out_msg *m)
  * that the receiver frees what it holds of it at once if it is alive
  * after all.
  */
-static void dlcp_out_give_up(struct sock *sk, unsigned long now,
-			     unsigned long give_up)
+static void dlcp_recovery_give_up(struct sock *sk, unsigned long now,
+				  unsigned long give_up)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct dlcp_out_msg *m, *tmp, *d;
@@ -354,13 +278,13 @@ static void dlcp_out_give_up(struct sock *sk, unsigned long now,
 	LIST_HEAD(with);
 
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node)
-		if (dlcp_out_silent(m, now, give_up))
+		if (dlcp_recovery_silent(m, now, give_up))
 			list_move_tail(&m->node, &silent);
 	if (list_empty(&silent))
 		return;
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
 		list_for_each_entry(d, &silent, node) {
-			if (dlcp_out_same_silence(m, d)) {
+			if (dlcp_recovery_same_silence(m, d)) {
 				list_move_tail(&m->node, &with);
 				break;
 			}
@@ -370,9 +294,9 @@ static void dlcp_out_give_up(struct sock *sk, unsigned long now,
 	list_for_each_entry_safe(m, tmp, &silent, node) {
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS_FAILED);
 		dlcp_out_complete(sk, m, DLCP_DONE_TIMEOUT, 0,
-				  -dlcp_out_give_up_err(m));
+				  -dlcp_recovery_give_up_err(m));
 		if (m->next_new)
-			dlcp_out_send_probe(sk, m, DLCP_T_ABORT);
+			dlcp_out_send_ctl(sk, m, DLCP_T_ABORT);
 		dlcp_out_free_msg(sk, m);
 	}
 	sk->sk_write_space(sk);
@@ -383,7 +307,7 @@ static void dlcp_out_give_up(struct sock *sk, unsigned long now,
  * lost, probe messages that went quiet, give up on silent ones. Returns
  * true while outgoing messages remain.
  */
-bool dlcp_out_timeout(struct sock *sk, unsigned long now)
+bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
@@ -401,7 +325,7 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		if (!f->msg)
 			continue;
 		p = f->msg->peer;
-		if (dlcp_rack_expired(sk, f, now_us)) {
+		if (dlcp_recovery_rack_expired(sk, f, now_us)) {
 			dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
 			DLCP_INC_STATS(net, DLCP_MIB_RETRANS_REPORTED);
 			dlcp_flight_resolve(dsk, f);
@@ -415,7 +339,7 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		 * window stays full.
 		 */
 		rto = p->rto_run == now && p->rto_run_us ? p->rto_run_us :
-							 dlcp_out_rto_us(sk, p);
+							 dlcp_peer_rto_us(sk, p);
 		if ((s32)(now_us - f->sent_us) < (s32)rto)
 			continue;
 		/*
@@ -436,11 +360,11 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		}
 	}
 	dlcp_flight_tidy(dsk);
-	dlcp_out_give_up(sk, now, give_up);
+	dlcp_recovery_give_up(sk, now, give_up);
 
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
 		unsigned long quiet = now - m->last_heard;
-		u32 rto = dlcp_out_rto_us(sk, m->peer);
+		u32 rto = dlcp_peer_rto_us(sk, m->peer);
 		bool any;
 		u64 wait;
 
@@ -449,7 +373,7 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 			/* stop resending; the receiver finishes or drops it */
 			m->final = true;
 			m->probes = 0;
-			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+			dlcp_out_send_ctl(sk, m, DLCP_T_PROBE);
 			continue;
 		}
 		/*
@@ -464,7 +388,7 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		if (m->inflight && !m->probes && m->peer->srtt_us &&
 		    jiffies_to_usecs(quiet) >= 2 * m->peer->srtt_us &&
 		    jiffies_to_usecs(quiet) < rto) {
-			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+			dlcp_out_send_ctl(sk, m, DLCP_T_PROBE);
 			DLCP_INC_STATS(net, DLCP_MIB_TLP_PROBES);
 			m->probes++;
 			m->last_probe = now;
@@ -482,7 +406,7 @@ bool dlcp_out_timeout(struct sock *sk, unsigned long now)
 		if ((m->next_new == m->nsegs || m->final) && !m->inflight &&
 		    !dlcp_out_want_rtx(m, &any) &&
 		    jiffies_to_usecs(quiet) >= wait) {
-			dlcp_out_send_probe(sk, m, DLCP_T_PROBE);
+			dlcp_out_send_ctl(sk, m, DLCP_T_PROBE);
 			m->probes++;
 			m->last_probe = now;
 		}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DLCP socket calls: the port table, bind, connect, sendmsg, recvmsg,
- * poll, socket options, control messages and close.
+ * DLCP socket calls: bind, connect, sendmsg, recvmsg, poll, socket
+ * options, control messages and close.
  *
  * DLCP sockets are connectionless message sockets (SOCK_RDM): one
  * sendmsg() is one message, one recvmsg() returns one whole message. The
@@ -26,160 +26,6 @@
 #include "dlcp_impl.h"
 #include "dlcp_trace.h"
 
-#define DLCP_PORT_HASH_BITS	8
-
-/* Bound sockets by (netns, port); writers hold dlcp_port_lock, readers RCU */
-static struct hlist_head dlcp_port_hash[1 << DLCP_PORT_HASH_BITS];
-static DEFINE_SPINLOCK(dlcp_port_lock);
-
-static struct hlist_head *dlcp_port_bucket(const struct net *net, u16 port)
-{
-	return &dlcp_port_hash[hash_32(net_hash_mix(net) ^ port,
-				       DLCP_PORT_HASH_BITS)];
-}
-
-static bool dlcp_port_used(const struct net *net, u16 port)
-{
-	struct dlcp_sock *dsk;
-
-	hlist_for_each_entry(dsk, dlcp_port_bucket(net, port), port_node)
-		if (net_eq(sock_net(&dsk->inet.sk), net) &&
-		    dsk->inet.inet_num == port)
-			return true;
-	return false;
-}
-
-/* Bind @sk to @snum, or to a free ephemeral port if @snum is 0. */
-static int dlcp_get_port(struct sock *sk, unsigned short snum)
-{
-	struct net *net = sock_net(sk);
-	int low, high, remaining, err = 0;
-	u16 port;
-
-	spin_lock_bh(&dlcp_port_lock);
-	if (snum) {
-		if (dlcp_port_used(net, snum)) {
-			err = -EADDRINUSE;
-			goto out;
-		}
-		port = snum;
-	} else {
-		inet_get_local_port_range(net, &low, &high);
-		remaining = high - low + 1;
-		port = low + get_random_u32_below(remaining);
-		while (dlcp_port_used(net, port) ||
-		       inet_is_local_reserved_port(net, port)) {
-			if (--remaining <= 0) {
-				err = -EADDRINUSE;
-				goto out;
-			}
-			port = port >= high ? low : port + 1;
-		}
-	}
-	inet_sk(sk)->inet_num = port;
-	inet_sk(sk)->inet_sport = htons(port);
-	hlist_add_head_rcu(&dlcp_sk(sk)->port_node, dlcp_port_bucket(net, port));
-	sock_prot_inuse_add(net, sk->sk_prot, 1);
-out:
-	spin_unlock_bh(&dlcp_port_lock);
-	return err;
-}
-
-static void dlcp_unhash(struct sock *sk)
-{
-	spin_lock_bh(&dlcp_port_lock);
-	if (!hlist_unhashed(&dlcp_sk(sk)->port_node)) {
-		hlist_del_init_rcu(&dlcp_sk(sk)->port_node);
-		sock_prot_inuse_add(sock_net(sk), sk->sk_prot, -1);
-	}
-	spin_unlock_bh(&dlcp_port_lock);
-}
-
-static int dlcp_hash(struct sock *sk)
-{
-	return 0;	/* sockets are hashed by dlcp_get_port() */
-}
-
-/*
- * May a packet to @daddr reach @sk? An AF_INET socket takes IPv4 only; an
- * AF_INET6 one takes IPv6, and IPv4 (v4-mapped) unless IPV6_V6ONLY. Both
- * take any address when bound to the wildcard.
- */
-static bool dlcp_addr_match(const struct sock *sk, const struct in6_addr *daddr)
-{
-	if (sk->sk_family == AF_INET) {
-		__be32 bound = inet_sk(sk)->inet_rcv_saddr;
-
-		return dlcp_addr_is_v4(daddr) &&
-		       (!bound || bound == daddr->s6_addr32[3]);
-	}
-	if (dlcp_addr_is_v4(daddr) && sk->sk_ipv6only)
-		return false;
-	return ipv6_addr_any(&sk->sk_v6_rcv_saddr) ||
-	       ipv6_addr_equal(&sk->sk_v6_rcv_saddr, daddr);
-}
-
-/*
- * May a packet that arrived on interface @dif (@sdif: its VRF slave, or 0)
- * reach @sk? A socket bound to a device (SO_BINDTODEVICE, a VRF) takes
- * only what arrives there; an unbound one takes what arrives in a VRF only
- * with net.ipv4.udp_l3mdev_accept, as UDP sockets do.
- */
-static bool dlcp_dev_match(struct net *net, const struct sock *sk, int dif,
-			   int sdif)
-{
-	bool l3mdev_accept = true;
-
-#if IS_ENABLED(CONFIG_NET_L3_MASTER_DEV)
-	l3mdev_accept = READ_ONCE(net->ipv4.sysctl_udp_l3mdev_accept);
-#endif
-	return inet_bound_dev_eq(l3mdev_accept,
-				 READ_ONCE(sk->sk_bound_dev_if), dif, sdif);
-}
-
-/*
- * Find the socket bound to @dport and @daddr (or the wildcard address),
- * and to interface @dif or @sdif if bound to one (dlcp_dev_match()). The
- * port space is shared by both families. Called under RCU; returns a
- * referenced socket or NULL.
- */
-struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
-			 __be16 dport, int dif, int sdif)
-{
-	u16 port = ntohs(dport);
-	struct dlcp_sock *dsk;
-
-	hlist_for_each_entry_rcu(dsk, dlcp_port_bucket(net, port), port_node) {
-		struct sock *sk = &dsk->inet.sk;
-
-		if (!net_eq(sock_net(sk), net) || dsk->inet.inet_num != port)
-			continue;
-		if (!dlcp_addr_match(sk, daddr) ||
-		    !dlcp_dev_match(net, sk, dif, sdif))
-			continue;
-		return refcount_inc_not_zero(&sk->sk_refcnt) ? sk : NULL;
-	}
-	return NULL;
-}
-
-/*
- * Call @fn for every socket of @net bound to a port, under dlcp_port_lock
- * (@fn must not sleep, nor take dlcp_sock.lock).
- */
-void dlcp_walk_socks(struct net *net,
-		     void (*fn)(struct sock *sk, void *arg), void *arg)
-{
-	struct dlcp_sock *dsk;
-	u32 i;
-
-	spin_lock_bh(&dlcp_port_lock);
-	for (i = 0; i < ARRAY_SIZE(dlcp_port_hash); i++)
-		hlist_for_each_entry(dsk, &dlcp_port_hash[i], port_node)
-			if (net_eq(sock_net(&dsk->inet.sk), net))
-				fn(&dsk->inet.sk, arg);
-	spin_unlock_bh(&dlcp_port_lock);
-}
-
 u32 dlcp_rcvbuf_limit(const struct sock *sk)
 {
 	return max_t(u32, READ_ONCE(sk->sk_rcvbuf),
@@ -199,19 +45,9 @@ static u64 dlcp_sndbuf_limit(const struct sock *sk)
 static int dlcp_sockaddr(struct sock *sk, const struct sockaddr *uaddr,
 			 int len, struct in6_addr *addr, __be16 *port)
 {
-	const struct sockaddr_in *sin = (const struct sockaddr_in *)uaddr;
-
 	if (len < (int)sizeof(sa_family_t))
 		return -EINVAL;
-	if (sk->sk_family == AF_INET6)
-		return dlcp6_sockaddr(sk, uaddr, len, addr, port);
-	if (uaddr->sa_family != AF_INET)
-		return -EAFNOSUPPORT;
-	if (len < (int)sizeof(*sin))
-		return -EINVAL;
-	ipv6_addr_set_v4mapped(sin->sin_addr.s_addr, addr);
-	*port = sin->sin_port;
-	return 0;
+	return dlcp_sk_af(sk)->sockaddr(sk, uaddr, len, addr, port);
 }
 
 /* Validate a destination address from user space. */
@@ -237,14 +73,9 @@ static void dlcp_sk_daddr(const struct sock *sk, struct in6_addr *addr)
 /* Is @addr one of ours (or may it be, with IP_FREEBIND)? */
 static bool dlcp_local_addr(struct sock *sk, const struct in6_addr *addr)
 {
-	struct net *net = sock_net(sk);
-
 	if (inet_sk(sk)->freebind || ipv6_addr_any(addr))
 		return true;
-	if (dlcp_addr_is_v4(addr))
-		return !addr->s6_addr32[3] ||
-		       inet_addr_type(net, addr->s6_addr32[3]) == RTN_LOCAL;
-	return ipv6_chk_addr(net, addr, NULL, 0);
+	return dlcp_af_of(addr)->local_addr(sock_net(sk), addr);
 }
 
 /* Set the bound address of @sk (the wildcard to undo). */
@@ -354,7 +185,8 @@ static int dlcp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 			int flags)
 {
 	struct sock *sk = sock->sk;
-	struct dlcp_out_msg m = { };
+	struct in6_addr daddr;
+	__be16 dport;
 	int err;
 
 	if (len >= (int)sizeof(sa_family_t) && uaddr->sa_family == AF_UNSPEC) {
@@ -369,25 +201,25 @@ static int dlcp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 	err = dlcp_cgroup_addr(sk, uaddr, len, false, NULL);
 	if (err)
 		return err;
-	err = dlcp_dest(sk, uaddr, len, &m.daddr, &m.dport);
+	err = dlcp_dest(sk, uaddr, len, &daddr, &dport);
 	if (err)
 		return err;
-	err = dlcp_out_route(sk, &m);	/* reachable, not broadcast */
-	if (err)
+	/* reachable, not broadcast */
+	err = dlcp_out_seg_size(sk, &daddr, dport, false);
+	if (err < 0)
 		return err;
-	dst_release(m.dst);
 	err = dlcp_autobind(sk);
 	if (err)
 		return err;
 	lock_sock(sk);
-	dlcp_set_daddr(sk, &m.daddr, m.dport);
+	dlcp_set_daddr(sk, &daddr, dport);
 	sk->sk_state = TCP_ESTABLISHED;
 	release_sock(sk);
 	return 0;
 }
 
 /* The encapsulation @sk's messages use. */
-static int dlcp_sock_encap(const struct sock *sk)
+int dlcp_sock_encap(const struct sock *sk)
 {
 	int encap = READ_ONCE(dlcp_sk(sk)->encap);
 
@@ -420,24 +252,6 @@ static bool dlcp_send_info_valid(const struct dlcp_send_info *si)
 		si->loss_budget_ppm <= DLCP_PPM_MAX) &&
 	       (!(si->flags & DLCP_MSG_HAS_DEADLINE) || si->deadline_ms);
 }
-
-/**
- * struct dlcp_send_args - what the control messages of one sendmsg() say
- * @crit:	critical ranges (in the kernel copy of the control buffer)
- * @nr_crit:	number of @crit ranges
- * @deadline_ms: delivery deadline, with DLCP_MSG_HAS_DEADLINE
- * @seg_cls:	per-segment importance classes, or NULL
- * @nr_seg_cls:	number of @seg_cls entries
- * @droppable_ppm: fraction of segments to make droppable, or -1: sysctl
- */
-struct dlcp_send_args {
-	const struct dlcp_range	*crit;
-	u32			nr_crit;
-	u32			deadline_ms;
-	const u8		*seg_cls;
-	u32			nr_seg_cls;
-	s32			droppable_ppm;
-};
 
 static int dlcp_parse_crit(struct cmsghdr *cmsg, u32 len,
 			   struct dlcp_send_args *args)
@@ -515,34 +329,6 @@ static int dlcp_parse_cmsgs(struct sock *sk, struct msghdr *msg, u32 len,
 			return -EINVAL;
 		}
 	}
-	return 0;
-}
-
-/* Mark the segments of @m that overlap a critical range. */
-static int dlcp_mark_crit(struct dlcp_out_msg *m,
-			  const struct dlcp_send_args *args)
-{
-	unsigned int seg;
-	u32 i;
-
-	if (m->meta.flags & DLCP_MSG_CRITICAL) {
-		m->crit_len = m->len;
-		return 0;
-	}
-	if (!args->nr_crit)
-		return 0;
-	m->crit = bitmap_zalloc(m->nsegs, GFP_KERNEL);
-	if (!m->crit)
-		return -ENOMEM;
-	for (i = 0; i < args->nr_crit; i++) {
-		u32 first = args->crit[i].offset / m->seg_size;
-		u32 last = (args->crit[i].offset + args->crit[i].len - 1) /
-			   m->seg_size;
-
-		bitmap_set(m->crit, first, last - first + 1);
-	}
-	for_each_set_bit(seg, m->crit, m->nsegs)
-		m->crit_len += min(m->seg_size, m->len - seg * m->seg_size);
 	return 0;
 }
 
@@ -664,20 +450,9 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	if (len > READ_ONCE(dn->max_msg_size))
 		return -EMSGSIZE;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	m = dlcp_out_msg_alloc(sk, len, &daddr, dport);
 	if (!m)
 		return -ENOMEM;
-	INIT_LIST_HEAD(&m->node);
-	dlcp_buf_init(&m->buf, len);
-	m->len = len;
-	m->udp = dlcp_sock_encap(sk) == DLCP_ENCAP_UDP;
-	m->daddr = daddr;
-	m->dport = dport;
-	spin_lock_bh(&dsk->lock);
-	m->meta.budget_ppm = dsk->loss_budget_ppm;
-	m->meta.layer = dsk->layer;
-	m->meta.prio = dsk->prio;
-	spin_unlock_bh(&dsk->lock);
 
 	err = dlcp_parse_cmsgs(sk, msg, len, &m->meta, &args);
 	if (err)
@@ -694,23 +469,10 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	err = dlcp_out_route(sk, m);
 	if (!err)
 		err = dlcp_path_attach(sk, m);
+	if (!err)
+		err = dlcp_out_cut(m, &args);
 	if (err)
 		goto free_msg;
-	m->seg_size = rounddown(m->seg_size, dlcp_wire_dtype_size(m->meta.dtype));
-	m->nsegs = DIV_ROUND_UP(m->len, m->seg_size);
-	m->seg = kvcalloc(m->nsegs, sizeof(*m->seg), GFP_KERNEL);
-	if (!m->seg) {
-		err = -ENOMEM;
-		goto free_msg;
-	}
-	err = dlcp_mark_crit(m, &args);
-	if (err)
-		goto free_msg;
-	if (args.seg_cls) {
-		err = dlcp_set_seg_classes(m, args.seg_cls, args.nr_seg_cls);
-		if (err)
-			goto free_msg;
-	}
 	if (!dsk->prio_set && !(m->meta.flags & DLCP_MSG_HAS_PRIO))
 		m->meta.prio = dlcp_layer_class(dn, m->meta.layer);
 	m->rtx_class = dlcp_check_class(sk, 0) ?
@@ -799,17 +561,9 @@ static int dlcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 	if (err)
 		goto out;
 
-	if (msg->msg_name && sk->sk_family == AF_INET6) {
-		dlcp6_fill_name(msg, &d->msg->key.saddr, d->msg->key.sport, addr_len);
-	} else if (msg->msg_name) {
-		DECLARE_SOCKADDR(struct sockaddr_in *, sin, msg->msg_name);
-
-		sin->sin_family = AF_INET;
-		sin->sin_port = d->msg->key.sport;
-		sin->sin_addr.s_addr = d->msg->key.saddr.s6_addr32[3];
-		memset(sin->sin_zero, 0, sizeof(sin->sin_zero));
-		*addr_len = sizeof(*sin);
-	}
+	if (msg->msg_name)
+		dlcp_sk_af(sk)->fill_name(msg, &d->msg->key.saddr,
+					  d->msg->key.sport, addr_len);
 	if (msg->msg_controllen) {
 		put_cmsg(msg, SOL_DLCP, DLCP_CMSG_RECV, sizeof(d->info),
 			 &d->info);
@@ -914,19 +668,19 @@ static int dlcp_setsockopt(struct sock *sk, int level, int optname,
 /* Segment payload to the connected peer, or over a 1500-byte MTU. */
 static int dlcp_segment_size(struct sock *sk)
 {
-	struct dlcp_out_msg m = {
-		.dport = inet_sk(sk)->inet_dport,
-		.udp = dlcp_sock_encap(sk) == DLCP_ENCAP_UDP,
-	};
+	bool udp = dlcp_sock_encap(sk) == DLCP_ENCAP_UDP;
+	struct in6_addr daddr;
+	int size;
 
-	dlcp_sk_daddr(sk, &m.daddr);
-	if (sk->sk_state == TCP_ESTABLISHED && !dlcp_out_route(sk, &m)) {
-		dst_release(m.dst);
-		return m.seg_size;
+	dlcp_sk_daddr(sk, &daddr);
+	if (sk->sk_state == TCP_ESTABLISHED) {
+		size = dlcp_out_seg_size(sk, &daddr, inet_sk(sk)->inet_dport,
+					 udp);
+		if (size > 0)
+			return size;
 	}
-	return 1500 - (sk->sk_family == AF_INET6 ? sizeof(struct ipv6hdr) :
-		       sizeof(struct iphdr)) - DLCP_DATA_HDR_LEN -
-	       (m.udp ? sizeof(struct udphdr) : 0);
+	return 1500 - dlcp_sk_af(sk)->net_header_len - DLCP_DATA_HDR_LEN -
+	       (udp ? sizeof(struct udphdr) : 0);
 }
 
 static int dlcp_getsockopt(struct sock *sk, int level, int optname,

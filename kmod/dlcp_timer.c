@@ -5,7 +5,7 @@
  * guard	one timer_list per socket. While the socket sends it runs every
  *		half retransmission timeout: it presumes long-unresolved
  *		segments lost, probes quiet messages and gives up on silent
- *		ones (dlcp_out_timeout()). While the socket holds incoming
+ *		ones (dlcp_recovery_timeout()). While the socket holds incoming
  *		messages or zombies it also garbage-collects them
  *		(dlcp_in_timeout()). It stops when there is nothing to watch.
  * pacer	an hrtimer (softirq mode) that resumes transmission when the
@@ -38,7 +38,7 @@ static void dlcp_guard_fire(struct timer_list *t)
 
 	spin_lock_bh(&dsk->lock);
 	if (!dsk->dead) {
-		out = dlcp_out_timeout(sk, now);
+		out = dlcp_recovery_timeout(sk, now);
 		in = dlcp_in_timeout(sk, now);
 		if (out || in)
 			mod_timer(&dsk->guard, jiffies + dlcp_guard_interval(sk));

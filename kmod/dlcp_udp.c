@@ -43,7 +43,7 @@
 static int dlcp_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	if (!pskb_may_pull(skb, sizeof(struct udphdr))) {
-		dlcp_count_drop(sock_net(sk), DLCP_MIB_DROP_SHORT, skb->len);
+		dlcp_in_count_drop(sock_net(sk), DLCP_MIB_DROP_SHORT, skb->len);
 		kfree_skb(skb);
 		return 0;
 	}

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP over IPv4: the family's ops (socket addresses, routes, the IP
+ * header), the IPv4 protocol handler and ICMP "fragmentation needed".
+ *
+ * Inside the module an IPv4 address is a v4-mapped in6_addr; this file
+ * converts at the edges: struct sockaddr_in in and out of the socket
+ * calls, the flowi4 of a route, the IPv4 header of a packet.
+ */
+#include <linux/icmp.h>
+#include <net/icmp.h>
+#include <net/inet_common.h>
+#include <net/ip.h>
+#include <net/protocol.h>
+#include <net/route.h>
+#include "dlcp_impl.h"
+
+static int dlcp4_sockaddr(struct sock *sk, const struct sockaddr *uaddr,
+			  int len, struct in6_addr *addr, __be16 *port)
+{
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)uaddr;
+
+	if (uaddr->sa_family != AF_INET)
+		return -EAFNOSUPPORT;
+	if (len < (int)sizeof(*sin))
+		return -EINVAL;
+	ipv6_addr_set_v4mapped(sin->sin_addr.s_addr, addr);
+	*port = sin->sin_port;
+	return 0;
+}
+
+static void dlcp4_fill_name(struct msghdr *msg, const struct in6_addr *addr,
+			    __be16 port, int *addr_len)
+{
+	DECLARE_SOCKADDR(struct sockaddr_in *, sin, msg->msg_name);
+
+	sin->sin_family = AF_INET;
+	sin->sin_port = port;
+	sin->sin_addr.s_addr = addr->s6_addr32[3];
+	memset(sin->sin_zero, 0, sizeof(sin->sin_zero));
+	*addr_len = sizeof(*sin);
+}
+
+static bool dlcp4_local_addr(struct net *net, const struct in6_addr *addr)
+{
+	return !addr->s6_addr32[3] ||
+	       inet_addr_type(net, addr->s6_addr32[3]) == RTN_LOCAL;
+}
+
+static struct dst_entry *dlcp4_route(struct sock *sk,
+				     const struct in6_addr *saddr,
+				     const struct in6_addr *daddr,
+				     __be16 sport, __be16 dport, int oif,
+				     struct in6_addr *src, u32 *cookie)
+{
+	__be32 from = saddr ? saddr->s6_addr32[3] : 0;
+	struct flowi4 fl4;
+	struct rtable *rt;
+
+	if (!from)
+		from = inet_sk(sk)->inet_saddr;
+	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, daddr->s6_addr32[3],
+				   from, dport, sport, dlcp_ipproto,
+				   RT_CONN_FLAGS(sk), oif);
+	if (IS_ERR(rt))
+		return ERR_CAST(rt);
+	ipv6_addr_set_v4mapped(fl4.saddr, src);
+	*cookie = 0;
+	return &rt->dst;
+}
+
+static bool dlcp4_dst_unicast(const struct dst_entry *dst)
+{
+	const struct rtable *rt = container_of(dst, struct rtable, dst);
+
+	return !(rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST));
+}
+
+static int dlcp4_xmit(struct sock *sk, struct sk_buff *skb,
+		      struct dst_entry *dst, const struct in6_addr *saddr,
+		      const struct in6_addr *daddr, u8 tos, u8 proto,
+		      u32 entropy, u32 nsegs)
+{
+	struct net *net = sock_net(sk);
+	int ttl = inet_sk(sk)->uc_ttl;
+	struct iphdr *iph;
+
+	skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = 4;
+	iph->ihl = 5;
+	iph->tos = tos;
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ttl < 0 ? ip4_dst_hoplimit(dst) : ttl;
+	iph->protocol = proto;
+	iph->saddr = saddr->s6_addr32[3];
+	iph->daddr = daddr->s6_addr32[3];
+	iph->tot_len = htons(skb->len);
+	skb->protocol = htons(ETH_P_IP);
+	skb_dst_set(skb, dst_clone(dst));
+	ip_select_ident_segs(net, skb, NULL, nsegs);
+	return ip_local_out(net, sk, skb);
+}
+
+const struct dlcp_af dlcp_af_inet = {
+	.family		= AF_INET,
+	.net_header_len	= sizeof(struct iphdr),
+	.min_mtu	= 576,
+	.max_mtu	= IP_MAX_MTU,
+	.sockaddr	= dlcp4_sockaddr,
+	.fill_name	= dlcp4_fill_name,
+	.local_addr	= dlcp4_local_addr,
+	.route		= dlcp4_route,
+	.dst_unicast	= dlcp4_dst_unicast,
+	.xmit		= dlcp4_xmit,
+};
+
+/* IPv4 protocol handler */
+static int dlcp4_rcv(struct sk_buff *skb)
+{
+	return dlcp_rcv_common(skb, false);
+}
+
+/*
+ * ICMP errors about a packet we sent (native mode). "Fragmentation
+ * needed" updates the route's path MTU and re-cuts the messages to that
+ * destination whose segments no longer fit; other errors are left to the
+ * guard timer (a silent peer fails after msg_timeout_ms).
+ */
+static int dlcp4_err(struct sk_buff *skb, u32 info)
+{
+	const struct iphdr *iph = (const struct iphdr *)skb->data;
+	int type = icmp_hdr(skb)->type, code = icmp_hdr(skb)->code;
+	struct net *net = dev_net(skb->dev);
+	struct in6_addr saddr, daddr;
+	const struct dlcp_hdr *h;
+	struct sock *sk;
+
+	if (type != ICMP_DEST_UNREACH || code != ICMP_FRAG_NEEDED)
+		return 0;
+	/* the quote must hold our common header (RFC 1812 routers quote it) */
+	if (!pskb_may_pull(skb, iph->ihl * 4 + DLCP_HDR_LEN)) {
+		DLCP_INC_STATS(net, DLCP_MIB_ICMP_IGNORED);
+		return 0;
+	}
+	iph = (const struct iphdr *)skb->data;
+	h = (const struct dlcp_hdr *)(skb->data + iph->ihl * 4);
+	ipv6_addr_set_v4mapped(iph->saddr, &saddr);
+	ipv6_addr_set_v4mapped(iph->daddr, &daddr);
+	sk = dlcp_err_sock(net, &saddr, &daddr, h, skb->dev->ifindex);
+	if (!sk)
+		return 0;
+	ipv4_sk_update_pmtu(skb, sk, info);
+	dlcp_err_pmtu(sk, &daddr, info);
+	return 0;
+}
+
+/*
+ * Policy is checked per packet by dlcp_rcv_common() (xfrm4_policy_check()
+ * once the socket is known), as UDP does.
+ */
+static struct net_protocol dlcp_protocol = {
+	.handler	= dlcp4_rcv,
+	.err_handler	= dlcp4_err,
+	.no_policy	= 1,
+};
+
+static struct inet_protosw dlcp_protosw = {
+	.type		= SOCK_DLCP,
+	.protocol	= IPPROTO_DLCP,
+	.prot		= &dlcp_prot,
+	.ops		= &dlcp_inet_ops,
+	.flags		= 0,
+};
+
+int dlcp_ipv4_init(void)
+{
+	dlcp_protosw.protocol = dlcp_ipproto;
+	if (inet_add_protocol(&dlcp_protocol, dlcp_ipproto))
+		return -EBUSY;
+	inet_register_protosw(&dlcp_protosw);
+	return 0;
+}
+
+/* inet_del_protocol() waits for receivers still in dlcp4_rcv() */
+void dlcp_ipv4_exit(void)
+{
+	inet_unregister_protosw(&dlcp_protosw);
+	inet_del_protocol(&dlcp_protocol, dlcp_ipproto);
+}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The DLCP transmit layer: every packet the module sends leaves here.
+ *
+ * Above it, the sender (dlcp_out.c, dlcp_recovery.c) and the receiver
+ * (dlcp_in.c) build DATA and control packets from their own state; this
+ * layer routes them, fills the common header, checksums them, adds the
+ * UDP header in UDP mode (dlcp_udp.c) and hands them to the family's ops
+ * (struct dlcp_af: dlcp_ipv4.c, dlcp_ipv6.c), which add the IP header and
+ * send. Each packet carries its class's DSCP, skb->priority and an ECN
+ * codepoint by its importance (dlcp_prio.c).
+ */
+#include <linux/udp.h>
+#include <net/checksum.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/sock.h>
+#include "dlcp_impl.h"
+#include "dlcp_trace.h"
+
+/*
+ * Route from @saddr (any: the socket's bound address, or what the route
+ * picks) to @daddr over interface @oif (0: any). The source address used
+ * goes to @src, the IPv6 route cookie (for dst_check()) to @cookie.
+ */
+struct dst_entry *dlcp_route(struct sock *sk, const struct in6_addr *saddr,
+			     const struct in6_addr *daddr, __be16 sport,
+			     __be16 dport, int oif, struct in6_addr *src,
+			     u32 *cookie)
+{
+	struct dst_entry *dst;
+
+	dst = dlcp_af_of(daddr)->route(sk, saddr, daddr, sport, dport, oif,
+				       src, cookie);
+	if (IS_ERR(dst))
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
+	return dst;
+}
+
+/*
+ * Payload bytes of one DATA packet to @daddr over a path MTU of @mtu, in
+ * UDP mode if @udp.
+ */
+u32 dlcp_xmit_payload(const struct in6_addr *daddr, bool udp, u32 mtu)
+{
+	const struct dlcp_af *af = dlcp_af_of(daddr);
+
+	mtu = clamp_t(u32, mtu, af->min_mtu, af->max_mtu);
+	return mtu - af->net_header_len - DLCP_DATA_HDR_LEN -
+	       (udp ? sizeof(struct udphdr) : 0);
+}
+
+void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
+		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
+		   u8 prio)
+{
+	h->source = sport;
+	h->dest = dport;
+	h->ver_type = (DLCP_VERSION << 4) | type;
+	h->flags = flags;
+	h->doff = dlcp_wire_min_hdr(type) / 4;
+	h->prio = prio;
+	h->len = htons(len);
+	h->check = 0;
+	h->msg_id = htonl(msg_id);
+	h->msg_len = htonl(msg_len);
+}
+
+struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
+{
+	struct sk_buff *skb;
+
+	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + hlen, gfp);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
+	skb_reset_transport_header(skb);
+	memset(skb_put(skb, hlen), 0, hlen);
+	return skb;
+}
+
+/*
+ * Send the DLCP packet in @skb (header at data, the payload in the linear
+ * part or in page fragments) of message @msg_id, its packet @seg, over
+ * @dst (a reference is taken): checksum it, add the UDP header in UDP
+ * mode and the IP header. A UDP GSO super-packet (dlcp_out_send_gso())
+ * holds @seg and the packets after it, each checksummed already.
+ */
+int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
+		  const struct in6_addr *saddr, const struct in6_addr *daddr,
+		  u8 cls, bool droppable, bool udp, u32 msg_id, u32 seg)
+{
+	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
+	const struct dlcp_af *af = dlcp_af_of(daddr);
+	u8 tos = dlcp_pkt_tos(dn, cls, droppable);
+	u32 nsegs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
+	struct net *net = sock_net(sk);
+	int err;
+
+	if (!skb_is_gso(skb)) {
+		struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
+
+		h->check = dlcp_csum_magic(saddr, daddr, skb->len,
+					   skb_checksum(skb, 0, skb->len, 0));
+		trace_dlcp_pkt_send(h, saddr, daddr, tos);
+	}
+	if (udp) {
+		dlcp_udp_push(skb, dn, msg_id, seg);
+		if (skb_is_gso(skb)) {
+			dlcp_udp_gso_csum(skb, saddr, daddr);
+			DLCP_INC_STATS(net, DLCP_MIB_UDP_GSO_OUT);
+		} else if (af->family == AF_INET6) {
+			dlcp_udp6_csum(skb, saddr, daddr);
+		}
+		DLCP_ADD_STATS(net, DLCP_MIB_UDP_OUT_PKTS, nsegs);
+	}
+	skb->priority = DLCP_MAX_CLASSES - 1 - cls;
+	skb->mark = READ_ONCE(sk->sk_mark);
+	skb_set_owner_w(skb, sk);
+
+	err = af->xmit(sk, skb, dst, saddr, daddr, tos,
+		       udp ? IPPROTO_UDP : dlcp_ipproto,
+		       dlcp_entropy(dn, msg_id, seg), nsegs);
+	if (unlikely(net_xmit_eval(err))) {
+		DLCP_ADD_STATS(net, DLCP_MIB_OUT_ERRORS, nsegs);
+		return net_xmit_errno(err);
+	}
+	DLCP_ADD_STATS(net, DLCP_MIB_OUT_PKTS, nsegs);
+	DLCP_ADD_STATS(net, DLCP_MIB_OUT_CLASS0 + cls, nsegs);
+	return 0;
+}
+
+/*
+ * Send a control packet from @saddr in class @cls: REPORT and STOP go in
+ * class 0; PROBE and ABORT in their message's class, behind its data, so
+ * that a PROBE saying "all was sent" does not overtake the data it speaks
+ * of in a strict-priority queue.
+ */
+int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
+		  const struct in6_addr *saddr, const struct in6_addr *daddr,
+		  bool udp, u8 cls)
+{
+	const struct dlcp_hdr *h = (const struct dlcp_hdr *)skb->data;
+	struct dst_entry *dst;
+	struct in6_addr src;
+	u32 cookie;
+	int err;
+
+	dst = dlcp_route(sk, saddr, daddr, h->source, h->dest,
+			 sk->sk_bound_dev_if, &src, &cookie);
+	if (IS_ERR(dst)) {
+		kfree_skb(skb);
+		return PTR_ERR(dst);
+	}
+	err = dlcp_xmit_skb(sk, skb, dst, &src, daddr, cls, false, udp,
+			    ntohl(h->msg_id), 0);
+	dst_release(dst);
+	return err;
+}
