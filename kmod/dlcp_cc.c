@@ -214,10 +214,12 @@ static bool dlcp_cc_ss_exit(const struct dlcp_cc *cc)
  */
 void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 		       u32 acked_bytes, u32 lost, u32 ce_bytes)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_cc *cc = &p->cc;
 	u32 now = dlcp_now_us(), ss_end;
 
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	if (cc->undo) {
 		cc->undo = false;
 		if (cc->undo_cwnd > p->cwnd)
@@ -265,9 +267,11 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
  * restore if it proves spurious.
  */
 void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	u32 cwnd = p->cwnd, ssthresh = p->cc.ssthresh;
 
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	if (p->rto_shift > 1 || !dlcp_cc_cut(sk, p, p->cwnd / 2, "timeout"))
 		return;
 	if (!p->cc.undo_cwnd) {

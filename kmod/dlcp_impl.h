@@ -53,6 +53,8 @@
  *	Packets are transmitted with it held, as TCP transmits under its
  *	socket spinlock; loopback and veth queue to the backlog, so the
  *	receive path is never entered recursively.
+ *	The functions that must be called with it held say so with
+ *	__must_hold() and check it with lockdep_assert_held().
  * Order: dlcp_port_lock is never taken with dlcp_sock.lock held, nor the
  * other way round.
  *
@@ -1034,30 +1036,45 @@ int dlcp_out_cut(struct dlcp_out_msg *m, const struct dlcp_send_args *args);
 void dlcp_out_release_msg(struct dlcp_out_msg *m);
 struct dlcp_flight *dlcp_out_flight_alloc(struct sock *sk, u32 *cap);
 void dlcp_out_flight_install(struct sock *sk, struct dlcp_flight *flight,
-			     u32 cap);
-void dlcp_out_push(struct sock *sk);
-void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m);
-void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m);
-void dlcp_out_purge(struct sock *sk);
-void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
+			     u32 cap)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_out_push(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
+	__must_hold(&dsk->lock);
+void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_out_purge(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
+	__must_hold(&dlcp_sk(sk)->lock);
 struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
 				   const struct dlcp_hdr *h,
-				   const struct in6_addr *saddr);
+				   const struct in6_addr *saddr)
+	__must_hold(&dsk->lock);
 bool dlcp_out_quoted(struct dlcp_sock *dsk, const struct dlcp_hdr *h,
-		     const struct in6_addr *daddr);
+		     const struct in6_addr *daddr)
+	__must_hold(&dsk->lock);
 void dlcp_out_send_ctl(struct sock *sk, struct dlcp_out_msg *m,
-		       unsigned int type);
+		       unsigned int type)
+	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m, u32 status,
-		       u32 lost, int err);
+		       u32 lost, int err)
+	__must_hold(&dlcp_sk(sk)->lock);
 bool dlcp_out_want_rtx(const struct dlcp_out_msg *m, bool *any);
 void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state);
-void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f);
-void dlcp_flight_tidy(struct dlcp_sock *dsk);
+void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)
+	__must_hold(&dsk->lock);
+void dlcp_flight_tidy(struct dlcp_sock *dsk)
+	__must_hold(&dsk->lock);
 
 /* dlcp_recovery.c */
-void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb);
-void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb);
-bool dlcp_recovery_timeout(struct sock *sk, unsigned long now);
+void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
+	__must_hold(&dlcp_sk(sk)->lock);
+bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
+	__must_hold(&dlcp_sk(sk)->lock);
 
 /* dlcp_in.c */
 void dlcp_in_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
@@ -1066,8 +1083,10 @@ struct sock *dlcp_err_sock(struct net *net, const struct in6_addr *saddr,
 			   const struct in6_addr *daddr,
 			   const struct dlcp_hdr *h, int dif);
 void dlcp_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
-bool dlcp_in_timeout(struct sock *sk, unsigned long now);
-void dlcp_in_purge(struct sock *sk);
+bool dlcp_in_timeout(struct sock *sk, unsigned long now)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_in_purge(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_delivery_free(struct dlcp_delivery *d);
 
 /* dlcp_mem.c */
@@ -1100,10 +1119,13 @@ struct dlcp_in_msg *dlcp_intab_zombify(struct sock *sk, struct dlcp_in_msg *m,
 struct dlcp_peer *dlcp_peer_alloc(void);
 struct dlcp_peer *dlcp_peer_get(struct sock *sk,
 				const struct in6_addr *daddr,
-				struct dlcp_peer **spare);
+				struct dlcp_peer **spare)
+	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_peer_put(struct dlcp_peer *p);
-void dlcp_peer_free_all(struct sock *sk);
-u32 dlcp_peer_min_rto_us(const struct sock *sk);
+void dlcp_peer_free_all(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock);
+u32 dlcp_peer_min_rto_us(const struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock);
 u32 dlcp_peer_rto_us(const struct sock *sk, const struct dlcp_peer *p);
 void dlcp_peer_rtt_sample(struct dlcp_peer *p, u32 tsecr);
 u32 dlcp_peer_reorder_us(const struct sock *sk, const struct dlcp_peer *p);
@@ -1112,8 +1134,10 @@ u64 dlcp_peer_pace_ns(const struct dlcp_peer *p);
 /* dlcp_cc.c */
 void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p);
 void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
-		       u32 acked_bytes, u32 lost, u32 ce_bytes);
-void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p);
+		       u32 acked_bytes, u32 lost, u32 ce_bytes)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
+	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_cc_on_dup(struct dlcp_peer *p);
 void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us);
 
@@ -1155,8 +1179,11 @@ void dlcp_path_free(struct dlcp_out_msg *m);
 /* dlcp_timer.c */
 void dlcp_timer_init(struct sock *sk);
 void dlcp_timer_stop(struct sock *sk);
-void dlcp_guard_arm(struct sock *sk);
-void dlcp_guard_arm_in(struct sock *sk, unsigned long delay);
-void dlcp_pacer_arm(struct sock *sk, u64 when_ns);
+void dlcp_guard_arm(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_guard_arm_in(struct sock *sk, unsigned long delay)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_pacer_arm(struct sock *sk, u64 when_ns)
+	__must_hold(&dlcp_sk(sk)->lock);
 
 #endif /* _DLCP_IMPL_H */

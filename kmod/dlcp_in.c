@@ -804,12 +804,14 @@ void dlcp_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
  * zombies older than msg_timeout_ms. Returns true while any remain.
  */
 bool dlcp_in_timeout(struct sock *sk, unsigned long now)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	unsigned long timeout = msecs_to_jiffies(READ_ONCE(dn->msg_timeout_ms));
 	struct dlcp_in_msg *m, *tmp;
 
+	lockdep_assert_held(&dsk->lock);
 	/* waited for late segments long enough */
 	list_for_each_entry_safe(m, tmp, &dsk->in_settle, settle)
 		if (dlcp_in_ready(sk, m))
@@ -837,10 +839,12 @@ bool dlcp_in_timeout(struct sock *sk, unsigned long now)
  * closed port until it gives up.
  */
 void dlcp_in_purge(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct dlcp_in_msg *m, *tmp;
 
+	lockdep_assert_held(&dsk->lock);
 	list_for_each_entry_safe(m, tmp, &dsk->in_active, lru)
 		dlcp_in_free(sk, m);
 	list_for_each_entry_safe(m, tmp, &dsk->in_zombies, lru) {

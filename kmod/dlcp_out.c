@@ -54,7 +54,9 @@ static struct dlcp_out_msg *dlcp_out_lookup(struct dlcp_sock *dsk,
 struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
 				   const struct dlcp_hdr *h,
 				   const struct in6_addr *saddr)
+	__must_hold(&dsk->lock)
 {
+	lockdep_assert_held(&dsk->lock);
 	return dlcp_out_lookup(dsk, h, saddr, h->source);
 }
 
@@ -65,7 +67,9 @@ struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
  */
 bool dlcp_out_quoted(struct dlcp_sock *dsk, const struct dlcp_hdr *h,
 		     const struct in6_addr *daddr)
+	__must_hold(&dsk->lock)
 {
+	lockdep_assert_held(&dsk->lock);
 	return dlcp_out_lookup(dsk, h, daddr, h->dest);
 }
 
@@ -228,10 +232,12 @@ static bool dlcp_out_dst_ok(struct sock *sk, struct dlcp_out_msg *m)
 /* Send PROBE or ABORT for @m. */
 void dlcp_out_send_ctl(struct sock *sk, struct dlcp_out_msg *m,
 		       unsigned int type)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_probe_hdr *p;
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	skb = dlcp_alloc_ctl(DLCP_PROBE_HDR_LEN, GFP_ATOMIC);
 	if (!skb)
 		return;
@@ -481,9 +487,11 @@ static int dlcp_out_send(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 
 /* Drop resolved entries from the head; compact the ring when it is full. */
 void dlcp_flight_tidy(struct dlcp_sock *dsk)
+	__must_hold(&dsk->lock)
 {
 	u32 i, n = 0;
 
+	lockdep_assert_held(&dsk->lock);
 	while (dsk->flight_len && !dlcp_flight_at(dsk, 0)->msg) {
 		dsk->flight_head = (dsk->flight_head + 1) % dsk->flight_cap;
 		dsk->flight_len--;
@@ -500,7 +508,9 @@ void dlcp_flight_tidy(struct dlcp_sock *dsk)
 }
 
 void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)
+	__must_hold(&dsk->lock)
 {
+	lockdep_assert_held(&dsk->lock);
 	f->msg->inflight--;
 	f->msg->peer->inflight--;
 	f->msg = NULL;
@@ -590,6 +600,7 @@ struct dlcp_flight *dlcp_out_flight_alloc(struct sock *sk, u32 *cap)
 /* Install @flight of @cap entries unless the socket has a ring: then free it */
 void dlcp_out_flight_install(struct sock *sk, struct dlcp_flight *flight,
 			     u32 cap)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 
@@ -609,12 +620,14 @@ void dlcp_out_flight_install(struct sock *sk, struct dlcp_flight *flight,
  * held, from sendmsg, the receive path and the timers.
  */
 void dlcp_out_push(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
 	u64 pace_at = U64_MAX;
 	struct dlcp_out_msg *m;
 
+	lockdep_assert_held(&dsk->lock);
 	/* the flight ring comes with the first message (dlcp_out_flight_alloc) */
 	if (dsk->dead || list_empty(&dsk->out_msgs) || !dsk->flight)
 		return;
@@ -698,9 +711,11 @@ void dlcp_out_push(struct sock *sk)
  * front-layer gradient sent after a bulk one overtakes it on its socket.
  */
 void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
+	__must_hold(&dsk->lock)
 {
 	struct dlcp_out_msg *pos;
 
+	lockdep_assert_held(&dsk->lock);
 	list_for_each_entry(pos, &dsk->out_msgs, node)
 		if (pos->meta.prio > m->meta.prio)
 			break;
@@ -710,10 +725,12 @@ void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
 
 /* Free @m, which must be off every list but dsk->out_msgs. */
 void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	u32 i;
 
+	lockdep_assert_held(&dsk->lock);
 	for (i = 0; m->inflight && i < dsk->flight_len; i++) {
 		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
 
@@ -743,11 +760,13 @@ void dlcp_out_release_msg(struct dlcp_out_msg *m)
 /* Queue the outcome of @m on the error queue, if the socket asked for it. */
 void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m, u32 status,
 		       u32 lost, int err)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct sock_exterr_skb *serr;
 	struct dlcp_completion *c;
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	trace_dlcp_msg_done(inet_sk(sk)->inet_num, m->id, status, lost);
 	if (!dlcp_sk(sk)->recv_completion)
 		return;
@@ -854,10 +873,12 @@ static int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m,
 
 /* The path MTU to @daddr dropped to @mtu: re-route, re-cut what is too big. */
 void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct dlcp_out_msg *m;
 
+	lockdep_assert_held(&dsk->lock);
 	list_for_each_entry(m, &dsk->out_msgs, node) {
 		u32 max;
 
@@ -876,10 +897,12 @@ void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
 
 /* Socket closing: abort unfinished messages, free everything. */
 void dlcp_out_purge(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct dlcp_out_msg *m, *tmp;
 
+	lockdep_assert_held(&dsk->lock);
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node) {
 		dlcp_out_send_ctl(sk, m, DLCP_T_ABORT);
 		dlcp_out_free_msg(sk, m);

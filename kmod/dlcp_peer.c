@@ -65,11 +65,13 @@ static bool dlcp_peer_reclaim(struct dlcp_sock *dsk)
 struct dlcp_peer *dlcp_peer_get(struct sock *sk,
 				const struct in6_addr *daddr,
 				struct dlcp_peer **spare)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct hlist_head *head = dlcp_peer_bucket(dsk, daddr);
 	struct dlcp_peer *p;
 
+	lockdep_assert_held(&dsk->lock);
 	hlist_for_each_entry(p, head, node)
 		if (ipv6_addr_equal(&p->daddr, daddr))
 			goto found;
@@ -95,12 +97,14 @@ void dlcp_peer_put(struct dlcp_peer *p)
 
 /* Socket destruction: every message is gone. */
 void dlcp_peer_free_all(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct hlist_node *tmp;
 	struct dlcp_peer *p;
 	u32 i;
 
+	lockdep_assert_held(&dsk->lock);
 	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
 		hlist_for_each_entry_safe(p, tmp, &dsk->peers[i], node) {
 			WARN_ON_ONCE(p->nr_msgs);
@@ -171,11 +175,13 @@ u64 dlcp_peer_pace_ns(const struct dlcp_peer *p)
 
 /* The shortest retransmission timeout of the peers that have messages. */
 u32 dlcp_peer_min_rto_us(const struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_sock *dsk = dlcp_sk(sk);
 	const struct dlcp_peer *p;
 	u32 i, rto = U32_MAX;
 
+	lockdep_assert_held(&dsk->lock);
 	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
 		hlist_for_each_entry(p, &dsk->peers[i], node)
 			if (p->nr_msgs)

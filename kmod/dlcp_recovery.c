@@ -91,6 +91,7 @@ static void dlcp_recovery_resync(struct dlcp_out_msg *m,
 
 /* A REPORT arrived for one of our messages (skb is linear, validated). */
 void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_report_hdr *r = (const void *)skb->data;
 	const struct dlcp_wire_range *g = (const void *)(skb->data +
@@ -104,6 +105,7 @@ void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	s32 rtt = (s32)(now - tsecr);
 	struct dlcp_out_msg *m;
 
+	lockdep_assert_held(&dsk->lock);
 	m = dlcp_out_find(dsk, &r->common, &dlcp_cb(skb)->saddr);
 	if (!m) {
 		dlcp_in_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
@@ -173,6 +175,7 @@ void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 
 /* A STOP arrived: the receiver delivered the message. */
 void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_stop_hdr *st = (const void *)skb->data;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
@@ -180,6 +183,7 @@ void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 	struct dlcp_out_msg *m;
 	u32 lost;
 
+	lockdep_assert_held(&dsk->lock);
 	m = dlcp_out_find(dsk, &st->common, &dlcp_cb(skb)->saddr);
 	if (!m) {
 		dlcp_in_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
@@ -308,6 +312,7 @@ static void dlcp_recovery_give_up(struct sock *sk, unsigned long now,
  * true while outgoing messages remain.
  */
 bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
@@ -317,6 +322,7 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 	u64 probe_max = jiffies_to_usecs(give_up) / 5;
 	struct dlcp_out_msg *m, *tmp;
 
+	lockdep_assert_held(&dsk->lock);
 	for (i = 0; i < dsk->flight_len; i++) {
 		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
 		struct dlcp_peer *p;

@@ -51,6 +51,7 @@ static void dlcp_guard_fire(struct timer_list *t)
  * with dsk->lock held.
  */
 void dlcp_guard_arm_in(struct sock *sk, unsigned long delay)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	unsigned long when = jiffies + max(delay, 1UL);
@@ -63,7 +64,9 @@ void dlcp_guard_arm_in(struct sock *sk, unsigned long delay)
 }
 
 void dlcp_guard_arm(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	dlcp_guard_arm_in(sk, dlcp_guard_interval(sk));
 }
 
@@ -80,9 +83,11 @@ static enum hrtimer_restart dlcp_pacer_fire(struct hrtimer *t)
 
 /* Resume transmission at @when_ns; called with dsk->lock held. */
 void dlcp_pacer_arm(struct sock *sk, u64 when_ns)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 
+	lockdep_assert_held(&dsk->lock);
 	if (dsk->dead)
 		return;
 	/* one timer for all peers: the earliest wins */
