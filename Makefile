@@ -60,7 +60,7 @@ MANPAGES := $(wildcard docs/man/*.[1-9])
 # there before anything is built (also under make -j); a plain build never runs
 # apt-get. DLCP_NO_DEPS=1 skips the package check (a machine set up by hand);
 # make check ignores it.
-TEST_GOALS := deps check unit-tests static-checks selftests vm-tests demo \
+TEST_GOALS := deps check unit-tests static-checks selftests vm-tests kunit-module demo \
 	demo-train demo-coll demo-ps bench fuzz-long debug-kernel debug-module \
 	debug-check sparse checkpatch
 DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS)),deps))
@@ -68,7 +68,7 @@ DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS))
 .PHONY: all deps deps-source module userspace test-progs selftests check unit-tests \
 	static-checks vm-tests demo demo-coll demo-ps install uninstall clean checkpatch sparse \
 	dlcpstat dkms-install dkms-uninstall bench perf demo-train fuzz-long \
-	debug-kernel debug-module debug-check
+	debug-kernel debug-module debug-check kunit-module
 
 all: module userspace
 
@@ -136,7 +136,23 @@ static-checks: $(DEPS_STAMP) deps-source
 	tools/static-checks $(KDIR) 2>&1 | tee build/static.tap
 	tools/check-man 2>&1 | tee build/man.tap
 
-vm-tests: module userspace test-progs selftests
+# build_kmod_copy KDIR,DIR,MAKEVARS: dlcp.ko (and what MAKEVARS add) from a
+# copy of kmod/ in DIR/kmod, so that the kmod/ build stays as it is
+define build_kmod_copy
+	rm -rf $(2)/kmod $(2)/uapi
+	mkdir -p $(2)/kmod $(2)/uapi/linux
+	cp kmod/*.c kmod/*.h kmod/Kbuild $(2)/kmod/
+	cp uapi/linux/*.h $(2)/uapi/linux/
+	cp VERSION $(2)/
+	$(MAKE) -C $(1) M=$(2)/kmod CONFIG_DLCP=m $(3) W=1 modules
+endef
+
+# The KUnit tests (kmod/dlcp_*_test.c): dlcp_test.ko, with a dlcp.ko that
+# exports what they call, in build/kunit/kmod (selftests/dlcp_kunit.sh)
+kunit-module: $(DEPS_STAMP)
+	$(call build_kmod_copy,$(KDIR),$(TOP)/build/kunit,DLCP_KUNIT=1)
+
+vm-tests: module kunit-module userspace test-progs selftests
 	@mkdir -p build
 	selftests/run.sh 2>&1 | tee build/vm.tap
 
@@ -186,12 +202,8 @@ debug-kernel: deps deps-source
 	tools/build-debug-kernel
 
 debug-module: debug-kernel
-	rm -rf $(DEBUG_MOD)/kmod $(DEBUG_MOD)/uapi
-	mkdir -p $(DEBUG_MOD)/kmod $(DEBUG_MOD)/uapi/linux
-	cp kmod/*.c kmod/*.h kmod/Kbuild $(DEBUG_MOD)/kmod/
-	cp uapi/linux/*.h $(DEBUG_MOD)/uapi/linux/
-	cp VERSION $(DEBUG_MOD)/
-	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_MOD)/kmod CONFIG_DLCP=m W=1 modules
+	$(call build_kmod_copy,$(DEBUG_KDIR),$(DEBUG_MOD),)
+	$(call build_kmod_copy,$(DEBUG_KDIR),$(DEBUG_MOD)/kunit,DLCP_KUNIT=1)
 
 debug-check: debug-module userspace test-progs selftests
 	$(MAKE) -C fuzz vm

@@ -217,6 +217,7 @@ bool dlcp_rs_covers(const struct dlcp_rangeset *rs, u32 start, u32 end)
 		i++;
 	return i < rs->nr && rs->r[i].start <= start && rs->r[i].end >= end;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_covers);
 
 /*
  * Make sure adding [start, end) to the set cannot fail: room for one more
@@ -244,6 +245,7 @@ int dlcp_rs_prepare(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp)
 	rs->cap = cap;
 	return 0;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_prepare);
 
 /*
  * Add [start, end) to the set. *@added gets the number of bytes that were
@@ -284,6 +286,7 @@ int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
 	rs->nr -= j - i - 1;
 	return 0;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_add);
 
 void dlcp_rs_free(struct dlcp_rangeset *rs)
 {
@@ -293,3 +296,4 @@ void dlcp_rs_free(struct dlcp_rangeset *rs)
 	rs->cap = 0;
 	rs->bytes = 0;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_free);

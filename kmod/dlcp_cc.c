@@ -79,6 +79,7 @@ void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p)
 	p->cc.round_rtt_us = U32_MAX;
 	p->cc.round_start_us = dlcp_now_us();
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_cc_init);
 
 /*
  * A round-trip time sample, taken before it updates srtt/rttvar. After a
@@ -256,6 +257,7 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 	if (p->srtt_us && now - cc->round_start_us >= p->srtt_us)
 		dlcp_cc_round_end(sk, p, now);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_cc_on_report);
 
 /*
  * The guard timer presumed segments to @p lost: halve (at most once a
@@ -281,6 +283,7 @@ void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 		p->cc.undo_srtt_us = p->srtt_us;
 	}
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_cc_on_timeout);
 
 /*
  * A REPORT said a resent segment had already arrived (DLCP_RF_DUP, as a

@@ -76,6 +76,7 @@
 
 #include <linux/types.h>
 #include <linux/bits.h>
+#include <linux/export.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
@@ -984,6 +985,18 @@ struct dlcp_send_args {
 	s32			droppable_ppm;
 };
 
+/*
+ * Internal functions the KUnit tests (dlcp_test.ko, the *_test.c files)
+ * call: exported in the DLCP_KUNIT namespace only by the build that
+ * makes the tests (make kunit-module), as EXPORT_SYMBOL_IF_KUNIT() does
+ * (6.2 and later) for kernels built with KUnit.
+ */
+#ifdef DLCP_KUNIT
+#define EXPORT_SYMBOL_IF_DLCP_KUNIT(sym) EXPORT_SYMBOL_NS_GPL(sym, DLCP_KUNIT)
+#else
+#define EXPORT_SYMBOL_IF_DLCP_KUNIT(sym)
+#endif
+
 /* dlcp_sysctl.c */
 int dlcp_sysctl_register(struct net *net);
 void dlcp_sysctl_unregister(struct net *net);
@@ -1061,6 +1074,8 @@ void dlcp_out_send_ctl(struct sock *sk, struct dlcp_out_msg *m,
 void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m, u32 status,
 		       u32 lost, int err)
 	__must_hold(&dlcp_sk(sk)->lock);
+int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m, u32 seg_size)
+	__must_hold(&dlcp_sk(sk)->lock);
 bool dlcp_out_want_rtx(const struct dlcp_out_msg *m, bool *any);
 void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state);
 void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)
@@ -1079,6 +1094,8 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 /* dlcp_in.c */
 void dlcp_in_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
 int dlcp_rcv_common(struct sk_buff *skb, bool udp);
+u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
+		 struct dlcp_wire_range *g, u32 max_gaps, u32 *scan_end);
 struct sock *dlcp_err_sock(struct net *net, const struct in6_addr *saddr,
 			   const struct in6_addr *daddr,
 			   const struct dlcp_hdr *h, int dif);

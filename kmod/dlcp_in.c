@@ -124,6 +124,47 @@ static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
 	trace_dlcp_stop(0, m->key.id, m->lost, m->failed);
 }
 
+/**
+ * dlcp_in_gaps() - the gaps of a REPORT, in wire format
+ * @rs:		the bytes received of a message
+ * @len:	the message's length
+ * @probed:	answering a PROBE: the bytes after the last range received
+ *		are missing too (otherwise they may still be on their way)
+ * @g:		room for @max_gaps gaps
+ * @max_gaps:	at most this many gaps are written
+ * @scan_end:	set to the end of what the gaps describe: the message's end
+ *		(@probed) or that of the last range received, or the start
+ *		of the first gap that did not fit
+ *
+ * Pure: @rs must hold at least one range unless @probed.
+ *
+ * Return: the number of gaps written.
+ */
+u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
+		 struct dlcp_wire_range *g, u32 max_gaps, u32 *scan_end)
+{
+	u32 i, n = 0, pos = 0, last = probed ? rs->nr : rs->nr - 1;
+
+	*scan_end = probed ? len : rs->r[rs->nr - 1].end;
+	for (i = 0; i <= last; i++) {
+		u32 start = i < rs->nr ? rs->r[i].start : len;
+
+		if (start > pos) {
+			if (n == max_gaps) {
+				*scan_end = pos;
+				break;
+			}
+			g[n].start = htonl(pos);
+			g[n].end = htonl(start);
+			n++;
+		}
+		if (i < rs->nr)
+			pos = rs->r[i].end;
+	}
+	return n;
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_in_gaps);
+
 /*
  * Send a REPORT: the gaps of @m, as many as fit in a packet as long as the
  * longest DATA of the message (within [DLCP_MIN_GAPS, DLCP_MAX_GAPS]); a
@@ -135,8 +176,7 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 				u8 rflags)
 {
 	const struct dlcp_rangeset *rs = &m->have;
-	u32 i, n = 0, pos = 0, last, scan_end, max_gaps = DLCP_MIN_GAPS;
-	struct dlcp_wire_range *g;
+	u32 n, scan_end, max_gaps = DLCP_MIN_GAPS;
 	struct dlcp_report_hdr *r;
 	struct sk_buff *skb;
 
@@ -150,24 +190,8 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 	if (!skb)
 		return;
 	r = (struct dlcp_report_hdr *)skb->data;
-	g = (struct dlcp_wire_range *)(r + 1);
-	last = (rflags & DLCP_RF_PROBED) ? rs->nr : rs->nr - 1;
-	scan_end = (rflags & DLCP_RF_PROBED) ? m->len : rs->r[rs->nr - 1].end;
-	for (i = 0; i <= last; i++) {
-		u32 start = i < rs->nr ? rs->r[i].start : m->len;
-
-		if (start > pos) {
-			if (n == max_gaps) {
-				scan_end = pos;
-				break;
-			}
-			g[n].start = htonl(pos);
-			g[n].end = htonl(start);
-			n++;
-		}
-		if (i < rs->nr)
-			pos = rs->r[i].end;
-	}
+	n = dlcp_in_gaps(rs, m->len, rflags & DLCP_RF_PROBED,
+			 (struct dlcp_wire_range *)(r + 1), max_gaps, &scan_end);
 	skb_trim(skb, DLCP_REPORT_HDR_LEN + n * DLCP_GAP_LEN);
 	r->common.len = htons(skb->len);
 	r->rcvd = htonl(rs->bytes);

@@ -23,6 +23,7 @@ MODULE_PARM_DESC(ipproto,
 		 "IP protocol number of DLCP (default 253, RFC 3692 experimental)");
 
 unsigned int dlcp_net_id __read_mostly;
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_net_id);
 
 static int __net_init dlcp_net_init(struct net *net)
 {

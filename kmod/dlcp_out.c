@@ -545,6 +545,7 @@ void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state)
 	}
 	m->seg[seg] = state;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_seg_set);
 
 /*
  * Is there a lost segment of @m worth resending? Any, while the bytes
@@ -803,13 +804,14 @@ void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m, u32 status,
  * bound: the receiver then waits for every byte rather than complete
  * lossy early). Flight entries of @m are forgotten.
  */
-static int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m,
-			      u32 seg_size)
+int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m, u32 seg_size)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	u32 nsegs = DIV_ROUND_UP(m->len, seg_size), s, o;
 	unsigned long *crit = NULL, *drop = NULL;
 	u8 *seg;
 
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	seg = kvcalloc(nsegs, sizeof(*seg), GFP_ATOMIC);
 	if (m->crit)
 		crit = bitmap_zalloc(nsegs, GFP_ATOMIC);
@@ -870,6 +872,7 @@ static int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m,
 	m->crit_hint = 0;
 	return 0;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_out_resegment);
 
 /* The path MTU to @daddr dropped to @mtu: re-route, re-cut what is too big. */
 void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)

@@ -33,6 +33,7 @@ struct dlcp_peer *dlcp_peer_alloc(void)
 {
 	return kzalloc(sizeof(struct dlcp_peer), GFP_KERNEL);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_alloc);
 
 static void dlcp_peer_unlink(struct dlcp_sock *dsk, struct dlcp_peer *p)
 {
@@ -130,6 +131,7 @@ u32 dlcp_peer_rto_us(const struct sock *sk, const struct dlcp_peer *p)
 	rto = min_t(u32, rto, DLCP_RTO_MAX_US);
 	return min_t(u64, (u64)rto << (p ? p->rto_shift : 0), DLCP_RTO_MAX_US);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_rto_us);
 
 /* Fold the RTT of a packet stamped @tsecr into @p's estimate. */
 void dlcp_peer_rtt_sample(struct dlcp_peer *p, u32 tsecr)

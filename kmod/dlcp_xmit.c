@@ -65,6 +65,7 @@ void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 	h->msg_id = htonl(msg_id);
 	h->msg_len = htonl(msg_len);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_fill_hdr);
 
 struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
 {

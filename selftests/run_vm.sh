@@ -19,7 +19,7 @@
 #
 # usage: run_vm.sh [--ko PATH] [COMPONENT...]
 #   COMPONENT: dlcp_api dlcp_raw dlcp_hostile dlcp_netns dlcp_loss dlcp_prio dlcp_trace
-#              dlcp_dissector dlcp_module (default: all in that order but
+#              dlcp_dissector dlcp_kunit dlcp_module (default: all in that order but
 #              the slow dlcp_prio, which runs with DLCP_SLOW=1)
 # Environment: DLCP_TIMEOUT_SCALE=N multiplies the component timeouts
 # (the debug kernel of make debug-check is several times slower).
@@ -33,8 +33,8 @@ source "$HERE/lib.sh"
 
 KO=$REPO_DIR/kmod/dlcp.ko
 
-# component timeout(s) [slow], in the order they run; dlcp_module.sh
-# unloads and reloads the module, so it goes last. "slow" components run
+# component timeout(s) [slow], in the order they run; dlcp_kunit.sh and
+# dlcp_module.sh unload and reload the module, so they go last. "slow" components run
 # only when named or with DLCP_SLOW=1 (they would take the suite past its
 # time budget on TCG).
 COMPONENTS=(
@@ -56,6 +56,7 @@ COMPONENTS=(
 	"dlcp_libdlcp.sh 480"
 	"dlcp_perf.sh 240"
 	"dlcp_security.sh 300"
+	"dlcp_kunit.sh 120"
 	"dlcp_module.sh 180"
 )
 

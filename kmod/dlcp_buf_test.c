@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the byte-range sets of dlcp_buf.c: the receiver's record
+ * of what has arrived of a message.
+ */
+#include "dlcp_kunit.h"
+#include "dlcp_impl.h"
+
+/* Does @rs hold exactly the @n ranges of @want (pairs of start, end)? */
+static void rt_expect(struct kunit *test, const struct dlcp_rangeset *rs,
+		      const u32 *want, u32 n)
+{
+	u32 i, bytes = 0;
+
+	KUNIT_EXPECT_EQ(test, rs->nr, n);
+	for (i = 0; i < n && i < rs->nr; i++) {
+		KUNIT_EXPECT_EQ(test, rs->r[i].start, want[2 * i]);
+		KUNIT_EXPECT_EQ(test, rs->r[i].end, want[2 * i + 1]);
+		bytes += want[2 * i + 1] - want[2 * i];
+	}
+	KUNIT_EXPECT_EQ(test, rs->bytes, bytes);
+}
+
+static void dlcp_rs_test_insert(struct kunit *test)
+{
+	static const u32 want[] = { 0, 10, 20, 30, 40, 50 };
+	struct dlcp_rangeset rs = { };
+	u32 added;
+
+	KUNIT_ASSERT_EQ(test, dlcp_rs_add(&rs, 40, 50, GFP_KERNEL, &added), 0);
+	KUNIT_EXPECT_EQ(test, added, 10);
+	KUNIT_ASSERT_EQ(test, dlcp_rs_add(&rs, 0, 10, GFP_KERNEL, &added), 0);
+	KUNIT_ASSERT_EQ(test, dlcp_rs_add(&rs, 20, 30, GFP_KERNEL, &added), 0);
+	rt_expect(test, &rs, want, 3);
+	dlcp_rs_free(&rs);
+	KUNIT_EXPECT_EQ(test, rs.nr, 0);
+	KUNIT_EXPECT_EQ(test, rs.bytes, 0);
+}
+
+static void dlcp_rs_test_merge(struct kunit *test)
+{
+	static const u32 adjacent[] = { 0, 30 };
+	static const u32 spanning[] = { 0, 100 };
+	struct dlcp_rangeset rs = { };
+	u32 added;
+
+	dlcp_rs_add(&rs, 0, 10, GFP_KERNEL, &added);
+	dlcp_rs_add(&rs, 20, 30, GFP_KERNEL, &added);
+	/* [10, 20) touches both neighbours: one range */
+	KUNIT_ASSERT_EQ(test, dlcp_rs_add(&rs, 10, 20, GFP_KERNEL, &added), 0);
+	KUNIT_EXPECT_EQ(test, added, 10);
+	rt_expect(test, &rs, adjacent, 1);
+	/* overlapping and covering: only new bytes are counted */
+	dlcp_rs_add(&rs, 50, 60, GFP_KERNEL, &added);
+	KUNIT_ASSERT_EQ(test, dlcp_rs_add(&rs, 5, 100, GFP_KERNEL, &added), 0);
+	KUNIT_EXPECT_EQ(test, added, 100 - 30 - 10);
+	rt_expect(test, &rs, spanning, 1);
+	/* a duplicate adds nothing */
+	KUNIT_ASSERT_EQ(test, dlcp_rs_add(&rs, 40, 60, GFP_KERNEL, &added), 0);
+	KUNIT_EXPECT_EQ(test, added, 0);
+	rt_expect(test, &rs, spanning, 1);
+	dlcp_rs_free(&rs);
+}
+
+static void dlcp_rs_test_covers(struct kunit *test)
+{
+	struct dlcp_rangeset rs = { };
+	u32 added;
+
+	dlcp_rs_add(&rs, 10, 20, GFP_KERNEL, &added);
+	dlcp_rs_add(&rs, 30, 40, GFP_KERNEL, &added);
+	KUNIT_EXPECT_TRUE(test, dlcp_rs_covers(&rs, 10, 20));
+	KUNIT_EXPECT_TRUE(test, dlcp_rs_covers(&rs, 12, 18));
+	KUNIT_EXPECT_TRUE(test, dlcp_rs_covers(&rs, 30, 30));
+	KUNIT_EXPECT_FALSE(test, dlcp_rs_covers(&rs, 15, 35));
+	KUNIT_EXPECT_FALSE(test, dlcp_rs_covers(&rs, 5, 15));
+	KUNIT_EXPECT_FALSE(test, dlcp_rs_covers(&rs, 20, 30));
+	KUNIT_EXPECT_FALSE(test, dlcp_rs_covers(&rs, 40, 41));
+	dlcp_rs_free(&rs);
+}
+
+/* At DLCP_MAX_RANGES ranges a new disjoint one is refused; merging is not. */
+static void dlcp_rs_test_limit(struct kunit *test)
+{
+	struct dlcp_rangeset rs = { };
+	u32 i, added;
+
+	for (i = 0; i < DLCP_MAX_RANGES; i++)
+		KUNIT_ASSERT_EQ(test, dlcp_rs_add(&rs, 2 * i, 2 * i + 1,
+						  GFP_KERNEL, &added), 0);
+	KUNIT_EXPECT_EQ(test, rs.nr, DLCP_MAX_RANGES);
+	KUNIT_EXPECT_EQ(test, dlcp_rs_prepare(&rs, 2 * i, 2 * i + 1,
+					      GFP_KERNEL), -E2BIG);
+	KUNIT_EXPECT_EQ(test, dlcp_rs_add(&rs, 2 * i + 1, 2 * i + 2,
+					  GFP_KERNEL, &added), -E2BIG);
+	/* fills the hole between the first two: one range fewer */
+	KUNIT_EXPECT_EQ(test, dlcp_rs_prepare(&rs, 1, 2, GFP_KERNEL), 0);
+	KUNIT_EXPECT_EQ(test, dlcp_rs_add(&rs, 1, 2, GFP_KERNEL, &added), 0);
+	KUNIT_EXPECT_EQ(test, rs.nr, DLCP_MAX_RANGES - 1);
+	KUNIT_EXPECT_EQ(test, rs.bytes, DLCP_MAX_RANGES + 1);
+	dlcp_rs_free(&rs);
+}
+
+static struct kunit_case dlcp_rs_test_cases[] = {
+	KUNIT_CASE(dlcp_rs_test_insert),
+	KUNIT_CASE(dlcp_rs_test_merge),
+	KUNIT_CASE(dlcp_rs_test_covers),
+	KUNIT_CASE(dlcp_rs_test_limit),
+	{}
+};
+
+struct kunit_suite dlcp_rs_test_suite = {
+	.name = "dlcp_rs",
+	.test_cases = dlcp_rs_test_cases,
+};
