@@ -13,6 +13,7 @@
 #                     (builds it once per machine, ~30-45 min; not in check)
 #   make install      install module, header, man pages, library, tools
 #                     (dlcpstat, dlcp-cat, dlcp-perf, dlcp-qos) on a real node
+#                     (install-module, install-userspace: one part)
 #   make uninstall    remove what install installed
 #   make deps         install the Debian packages of the tests and the VM
 #
@@ -51,6 +52,10 @@ export DLCP_RELEASE
 
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
+INCDIR ?= $(PREFIX)/include
+# <linux/dlcp.h> goes to $(UAPI_INCDIR)/linux/dlcp.h; another directory than
+# INCDIR (the Debian packages: /usr/include/dlcp) is named in libdlcp.pc
+UAPI_INCDIR ?= $(INCDIR)
 DESTDIR ?=
 # dlcp(7), dlcpstat(8), dlcp-cat(1), dlcp-perf(1), dlcp-qos(8), libdlcp(3)
 MANPAGES := $(wildcard docs/man/*.[1-9])
@@ -66,7 +71,8 @@ TEST_GOALS := deps check unit-tests static-checks selftests vm-tests demo \
 DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS)),deps))
 
 .PHONY: all deps deps-source module userspace test-progs selftests check unit-tests \
-	static-checks vm-tests demo demo-coll demo-ps install uninstall clean checkpatch sparse \
+	static-checks vm-tests demo demo-coll demo-ps install install-module \
+	install-userspace uninstall clean checkpatch sparse \
 	dlcpstat dkms-install dkms-uninstall bench perf demo-train fuzz-long \
 	debug-kernel debug-module debug-check
 
@@ -202,10 +208,16 @@ debug-check: debug-module userspace test-progs selftests
 # ---------------------------------------------------------------------------
 # Installation on a real node
 # ---------------------------------------------------------------------------
-install: module userspace
+install: install-module install-userspace
+
+install-module: module
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_DIR=extra \
 		INSTALL_MOD_PATH=$(DESTDIR) modules_install
-	install -D -m 0644 uapi/linux/dlcp.h $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+# everything but the module (debian/rules installs this part)
+install-userspace: userspace
+	install -D -m 0644 uapi/linux/dlcp.h $(DESTDIR)$(UAPI_INCDIR)/linux/dlcp.h
 	for p in $(MANPAGES); do \
 		install -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/} || exit 1; \
 	done
@@ -215,20 +227,21 @@ install: module userspace
 	sed 's|^DLCP_RELEASE=@DLCP_RELEASE@$$|DLCP_RELEASE=$(DLCP_RELEASE)|' \
 		tc-scripts/dlcp-qos > $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
 	chmod 0755 $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
-	$(MAKE) -C userspace/lib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C userspace/lib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) \
+		INCDIR=$(INCDIR) UAPI_INCDIR=$(UAPI_INCDIR)
 	install -D -m 0644 tools/wireshark/dlcp.lua \
 		$(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
-	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dlcp.ko*
-	rm -f $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
+	rm -f $(DESTDIR)$(UAPI_INCDIR)/linux/dlcp.h
 	for p in $(MANPAGES); do \
 		rm -f $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
 	done
 	$(MAKE) -C userspace/tools uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	rm -f $(DESTDIR)$(PREFIX)/bin/dlcp-perf $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
-	$(MAKE) -C userspace/lib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C userspace/lib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) \
+		INCDIR=$(INCDIR)
 	rm -f $(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
