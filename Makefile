@@ -15,6 +15,9 @@
 #                     (dlcpstat, dlcp-cat, dlcp-perf, dlcp-qos) on a real node
 #                     (install-module, install-userspace: one part)
 #   make uninstall    remove what install installed
+#   make deb          Debian packages into build/deb (debian/; needs
+#                     debhelper, dh-dkms, dh-python: tools/install-deps)
+#   make deb-check    build and test them (TAP; also part of unit-tests)
 #   make deps         install the Debian packages of the tests and the VM
 #
 # Building (all, module, userspace, install, dkms-install) never installs
@@ -67,13 +70,13 @@ MANPAGES := $(wildcard docs/man/*.[1-9])
 # make check ignores it.
 TEST_GOALS := deps check unit-tests static-checks selftests vm-tests demo \
 	demo-train demo-coll demo-ps bench fuzz-long debug-kernel debug-module \
-	debug-check sparse checkpatch
+	debug-check sparse checkpatch deb-check
 DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS)),deps))
 
 .PHONY: all deps deps-source module userspace test-progs selftests check unit-tests \
 	static-checks vm-tests demo demo-coll demo-ps install install-module \
 	install-userspace uninstall clean checkpatch sparse \
-	dlcpstat dkms-install dkms-uninstall bench perf demo-train fuzz-long \
+	dlcpstat dkms-install dkms-uninstall deb deb-check bench perf demo-train fuzz-long \
 	debug-kernel debug-module debug-check
 
 all: module userspace
@@ -136,6 +139,7 @@ unit-tests: $(DEPS_STAMP) test-progs
 	$(MAKE) -s -C userspace/tools check 2>&1 | tee build/tools.tap
 	$(MAKE) -s -C userspace/lib/tests run 2>&1 | tee build/libdlcp.tap
 	$(MAKE) -s -C fuzz check 2>&1 | tee build/fuzz.tap
+	packaging/test-deb.sh 2>&1 | tee build/deb.tap
 
 static-checks: $(DEPS_STAMP) deps-source
 	@mkdir -p build
@@ -250,6 +254,20 @@ dkms-install:
 
 dkms-uninstall:
 	packaging/dkms-install.sh --remove
+
+# ---------------------------------------------------------------------------
+# Debian packages (debian/): dpkg-buildpackage -us -uc -b in a temporary copy
+# of the tree, which stays as it is. deb puts the .debs, .changes and
+# .buildinfo into build/deb/; deb-check also tests them (TAP: extracted
+# packages, a program built against libdlcp-dev, dkms build of dlcp-dkms
+# for the 6.1 headers, lintian).
+# ---------------------------------------------------------------------------
+deb:
+	packaging/test-deb.sh --build-only --out $(TOP)/build/deb
+
+deb-check: $(DEPS_STAMP)
+	@mkdir -p build
+	@set -o pipefail; packaging/test-deb.sh 2>&1 | tee build/deb.tap
 
 clean:
 	$(MAKE) -C kmod KDIR=$(KDIR) clean
