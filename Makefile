@@ -13,7 +13,11 @@
 #                     (builds it once per machine, ~30-45 min; not in check)
 #   make install      install module, header, man pages, library, tools
 #                     (dlcpstat, dlcp-cat, dlcp-perf, dlcp-qos) on a real node
+#                     (install-module, install-userspace: one part)
 #   make uninstall    remove what install installed
+#   make deb          Debian packages into build/deb (debian/; needs
+#                     debhelper, dh-dkms, dh-python: tools/install-deps)
+#   make deb-check    build and test them (TAP; also part of unit-tests)
 #   make deps         install the Debian packages of the tests and the VM
 #
 # Building (all, module, userspace, install, dkms-install) never installs
@@ -51,6 +55,10 @@ export DLCP_RELEASE
 
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
+INCDIR ?= $(PREFIX)/include
+# <linux/dlcp.h> goes to $(UAPI_INCDIR)/linux/dlcp.h; another directory than
+# INCDIR (the Debian packages: /usr/include/dlcp) is named in libdlcp.pc
+UAPI_INCDIR ?= $(INCDIR)
 DESTDIR ?=
 # dlcp(7), dlcpstat(8), dlcp-cat(1), dlcp-perf(1), dlcp-qos(8), libdlcp(3)
 MANPAGES := $(wildcard docs/man/*.[1-9])
@@ -62,12 +70,13 @@ MANPAGES := $(wildcard docs/man/*.[1-9])
 # make check ignores it.
 TEST_GOALS := deps check unit-tests static-checks selftests vm-tests kunit-module demo \
 	demo-train demo-coll demo-ps bench fuzz-long debug-kernel debug-module \
-	debug-check sparse checkpatch
+	debug-check sparse checkpatch deb-check
 DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS)),deps))
 
 .PHONY: all deps deps-source module userspace test-progs selftests check unit-tests \
-	static-checks vm-tests demo demo-coll demo-ps install uninstall clean checkpatch sparse \
-	dlcpstat dkms-install dkms-uninstall bench perf demo-train fuzz-long \
+	static-checks vm-tests demo demo-coll demo-ps install install-module \
+	install-userspace uninstall clean checkpatch sparse \
+	dlcpstat dkms-install dkms-uninstall deb deb-check bench perf demo-train fuzz-long \
 	debug-kernel debug-module debug-check kunit-module
 
 all: module userspace
@@ -130,6 +139,7 @@ unit-tests: $(DEPS_STAMP) test-progs
 	$(MAKE) -s -C userspace/tools check 2>&1 | tee build/tools.tap
 	$(MAKE) -s -C userspace/lib/tests run 2>&1 | tee build/libdlcp.tap
 	$(MAKE) -s -C fuzz check 2>&1 | tee build/fuzz.tap
+	packaging/test-deb.sh 2>&1 | tee build/deb.tap
 
 static-checks: $(DEPS_STAMP) deps-source
 	@mkdir -p build
@@ -214,10 +224,16 @@ debug-check: debug-module userspace test-progs selftests
 # ---------------------------------------------------------------------------
 # Installation on a real node
 # ---------------------------------------------------------------------------
-install: module userspace
+install: install-module install-userspace
+
+install-module: module
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_DIR=extra \
 		INSTALL_MOD_PATH=$(DESTDIR) modules_install
-	install -D -m 0644 uapi/linux/dlcp.h $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+# everything but the module (debian/rules installs this part)
+install-userspace: userspace
+	install -D -m 0644 uapi/linux/dlcp.h $(DESTDIR)$(UAPI_INCDIR)/linux/dlcp.h
 	for p in $(MANPAGES); do \
 		install -D -m 0644 $$p $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/} || exit 1; \
 	done
@@ -227,20 +243,21 @@ install: module userspace
 	sed 's|^DLCP_RELEASE=@DLCP_RELEASE@$$|DLCP_RELEASE=$(DLCP_RELEASE)|' \
 		tc-scripts/dlcp-qos > $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
 	chmod 0755 $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
-	$(MAKE) -C userspace/lib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C userspace/lib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) \
+		INCDIR=$(INCDIR) UAPI_INCDIR=$(UAPI_INCDIR)
 	install -D -m 0644 tools/wireshark/dlcp.lua \
 		$(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
-	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dlcp.ko*
-	rm -f $(DESTDIR)$(PREFIX)/include/linux/dlcp.h
+	rm -f $(DESTDIR)$(UAPI_INCDIR)/linux/dlcp.h
 	for p in $(MANPAGES); do \
 		rm -f $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
 	done
 	$(MAKE) -C userspace/tools uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	rm -f $(DESTDIR)$(PREFIX)/bin/dlcp-perf $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
-	$(MAKE) -C userspace/lib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	$(MAKE) -C userspace/lib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) \
+		INCDIR=$(INCDIR)
 	rm -f $(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
@@ -249,6 +266,20 @@ dkms-install:
 
 dkms-uninstall:
 	packaging/dkms-install.sh --remove
+
+# ---------------------------------------------------------------------------
+# Debian packages (debian/): dpkg-buildpackage -us -uc -b in a temporary copy
+# of the tree, which stays as it is. deb puts the .debs, .changes and
+# .buildinfo into build/deb/; deb-check also tests them (TAP: extracted
+# packages, a program built against libdlcp-dev, dkms build of dlcp-dkms
+# for the 6.1 headers, lintian).
+# ---------------------------------------------------------------------------
+deb:
+	packaging/test-deb.sh --build-only --out $(TOP)/build/deb
+
+deb-check: $(DEPS_STAMP)
+	@mkdir -p build
+	@set -o pipefail; packaging/test-deb.sh 2>&1 | tee build/deb.tap
 
 clean:
 	$(MAKE) -C kmod KDIR=$(KDIR) clean

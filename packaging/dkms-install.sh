@@ -87,7 +87,17 @@ fi
 
 copy_sources
 dkms add -m "$NAME" -v "$VERSION"
-dkms build -m "$NAME" -v "$VERSION" "${kargs[@]}"
+rc=0
+dkms build -m "$NAME" -v "$VERSION" "${kargs[@]}" || rc=$?
+if [ "$rc" = 77 ]; then
+	# BUILD_EXCLUSIVE_KERNEL in dkms.conf: a kernel the module does not
+	# build against; the sources stay added for the kernels it does
+	echo "dkms skipped ${kver:-the running kernel $(uname -r)}: dkms.conf" \
+		"builds the module for Linux 6.1 kernels only" \
+		"(BUILD_EXCLUSIVE_KERNEL); -k KVER picks another installed kernel" >&2
+	exit 1
+fi
+[ "$rc" = 0 ] || exit "$rc"
 if [ "$mode" = install ]; then
 	dkms install -m "$NAME" -v "$VERSION" "${kargs[@]}"
 	echo "installed; load it with: modprobe dlcp"
