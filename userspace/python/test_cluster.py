@@ -215,7 +215,7 @@ def t_package():
         if rc and "No module named pip" in err:
             check("pip install # SKIP no pip for %s" % sys.executable, True)
         else:
-            code = ("import dlcp, dlcp.ddp, dlcp.dear, dlcp.rendezvous, dlcp.run; "
+            code = ("import dlcp, dlcp.backend, dlcp.ddp, dlcp.dear, dlcp.rendezvous, dlcp.run; "
                     "print(dlcp.__file__, dlcp.Group.from_env.__doc__ is not None)")
             lib = os.path.join(HERE, "..", "lib", "libdlcp.so")
             q = subprocess.run([sys.executable, "-c", code], cwd=d, capture_output=True,
@@ -224,8 +224,8 @@ def t_package():
             if not ok:
                 for line in (err + q.stderr).splitlines()[-10:]:
                     print("# " + line)
-            check("pip install userspace/python: dlcp, dlcp.ddp, dlcp.dear, dlcp.run import "
-                  "from the installed package", ok)
+            check("pip install userspace/python: dlcp, dlcp.backend, dlcp.ddp, dlcp.dear, "
+                  "dlcp.run import from the installed package", ok)
     code = ("import sys; sys.path.insert(0, %r); import dlcp, dlcp_ddp, dlcp_dear; "
             "assert dlcp_ddp is dlcp.ddp and dlcp_dear is dlcp.dear; "
             "assert dlcp_dear.DearState.__mro__[1] is dlcp_ddp.DlcpHookState" % HERE)

@@ -6,6 +6,11 @@
 # 1. exact: every collective and bad case over 127.0.0.1 in a fresh netns;
 # 2. lossy: netem loss on lo of another netns, budget 10%: every element of
 #    the result must be the mean over the contributions that arrived.
+# With DLCP_TEST_TORCH=1 also the torch.distributed backend's test
+# (userspace/python/test_backend.py: torchrun jobs of 2 and 3 ranks) over
+# DLCP, in both namespaces; torch is slow to import in the VM, give it
+#   tools/vm-run --timeout 3600 --insmod kmod/dlcp.ko --env DLCP_TEST_TORCH=1 \
+#       -- userspace/lib/tests/run_vm.sh
 # TAP on stdout.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +28,10 @@ ip netns exec lx "$HERE/test_coll" dlcp || rc=1
 ip netns exec lx "$HERE/test_qcoll" dlcp || rc=1
 # the Python bindings over DLCP (torch import is slow in the VM: skipped)
 ip netns exec lx /usr/bin/python3 "$TOP/userspace/python/test_dlcp.py" dlcp --no-torch || rc=1
+if [ "${DLCP_TEST_TORCH:-0}" = 1 ]; then
+	ip netns exec lx timeout 1500 /usr/bin/python3 \
+		"$TOP/userspace/python/test_backend.py" dlcp || rc=1
+fi
 ip netns del lx
 
 ip netns add ll
@@ -33,6 +42,10 @@ ip netns exec ll tc qdisc add dev lo root netem loss random "$LOSS"
 echo "# lo: netem loss $LOSS"
 ip netns exec ll "$HERE/test_coll" dlcp --loss || rc=1
 ip netns exec ll "$HERE/test_qcoll" dlcp --loss || rc=1
+if [ "${DLCP_TEST_TORCH:-0}" = 1 ]; then
+	ip netns exec ll timeout 1500 /usr/bin/python3 \
+		"$TOP/userspace/python/test_backend.py" dlcp --loss || rc=1
+fi
 ip netns exec ll cat /proc/net/dlcp/snmp 2>/dev/null | sed 's/^/# /' | head -40
 ip netns del ll
 exit $rc

@@ -15,8 +15,11 @@ size/dtype); a misconfigured environment raises ConfigError (a
 ValueError) naming the variable or address. ctypes releases the GIL
 during every call.
 
-Submodules: dlcp.ddp (DDP comm hook), dlcp.dear (DeAR scheduling),
-dlcp.rendezvous (how ranks find each other), dlcp.run (torchrun launcher).
+Submodules: dlcp.backend (the torch.distributed backend "dlcp":
+init_process_group("dlcp")), dlcp.ddp (DDP comm hook), dlcp.dear (DeAR
+scheduling), dlcp.rendezvous (how ranks find each other), dlcp.run
+(torchrun launcher). Importing dlcp registers the backend when
+torch.distributed is imported already; `import dlcp.backend` always does.
 
 The library is found at $DLCP_LIB, else in the source tree
 (userspace/lib/libdlcp.so), else by the loader (libdlcp.so.0).
@@ -656,3 +659,15 @@ Group.allreduce_q = _g_allreduce_q
 Group.ps_push_pull_q = _g_ps_push_pull_q
 Group.reduce_scatter_q = _g_reduce_scatter_q
 Group.all_gather_q = _g_all_gather_q
+
+
+def _register_backend():
+    """Register the torch.distributed backend if torch.distributed is loaded
+    (without importing torch, which the bindings do not need)."""
+    import sys
+    d = sys.modules.get("torch.distributed")
+    if d is not None and getattr(d, "is_available", lambda: False)():
+        import dlcp.backend  # noqa: F401  (registers "dlcp")
+
+
+_register_backend()

@@ -208,12 +208,22 @@ def _text(v):
     return v.decode() if isinstance(v, (bytes, bytearray)) else str(v)
 
 
-def exchange(store, rank, world, mine, seq=None):
+def _get(store, key, timeout):
+    """store.get(key), first waiting at most @timeout (a timedelta) when the
+    store can wait with a timeout of its own (torch's stores)."""
+    if timeout is not None and hasattr(store, "wait"):
+        store.wait([key], timeout)
+    return store.get(key)
+
+
+def exchange(store, rank, world, mine, seq=None, timeout=None):
     """Publish @mine ('addr:port'); the list of every rank's, in rank order.
 
     The groups opened one after the other get keys of their own (the n-th
     group of every rank: a counter per rank in the store), so one store
     serves them all; all ranks must open their groups in the same order.
+    @timeout (a datetime.timedelta) bounds each wait when the store has
+    wait(keys, timeout) (torch's do); otherwise the store's own timeout.
     """
     if seq is None and hasattr(store, "add"):
         seq = store.add("dlcp/groups/%d" % rank, 1) - 1
@@ -227,14 +237,14 @@ def exchange(store, rank, world, mine, seq=None):
         addrs = []
         for r in range(world):
             try:
-                addrs.append(_text(store.get(base + "addr/%d" % r)))
+                addrs.append(_text(_get(store, base + "addr/%d" % r, timeout)))
             except (RuntimeError, TimeoutError) as e:
                 raise TimeoutError("rendezvous: rank %d of %d never published its address "
                                    "(%s)" % (r, world, e)) from None
         store.set(base + "all", "\n".join(addrs))
         return addrs
     try:
-        addrs = _text(store.get(base + "all")).split("\n")
+        addrs = _text(_get(store, base + "all", timeout)).split("\n")
     except (RuntimeError, TimeoutError) as e:
         raise TimeoutError("rendezvous: rank 0 never published the group's addresses "
                            "(%s)" % e) from None

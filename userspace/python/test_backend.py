@@ -1,0 +1,526 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of the torch.distributed backend (dlcp.backend). TAP on stdout.
+
+    /usr/bin/python3 userspace/python/test_backend.py [tcp|dlcp] [--loss]
+
+Every job is started the way a user starts one: torchrun (python3 -m
+dlcp.run, with a c10d rendezvous on a port the kernel chooses), whose
+workers call init_process_group("dlcp"):
+
+1. 2 and 3 ranks: every collective (all_reduce with each op and several
+   dtypes, broadcast from each root, all_gather, reduce_scatter, their
+   single-tensor forms, barrier, send/recv with tags) against values each
+   rank computes itself; asynchronous Works and their futures; a group with
+   a loss budget (pg_options) and one from DLCP_BUDGET_PPM; bad options and
+   unsupported operations raise clear errors; a group with a 3 s timeout
+   where the last rank never joins the all_reduce nor sends what another
+   rank receives: both fail with a timeout error within it; DDP (no comm
+   hook) trains a small model for a few steps: its parameters agree across
+   the ranks bit for bit, with a single-process reference and with DDP over
+   gloo.
+2. 2 ranks, one never calls init_process_group: the other's fails with a
+   timeout error within the group's timeout.
+
+Transport: libdlcp's TCP transport by default (any host), `dlcp` for DLCP
+sockets (the VM, module loaded). With --loss (a lossy link, e.g. netem on
+lo) the checks that need every element are left to the exact operations,
+and the loss-budget group checks what loss cannot change: a mean over the
+contributions that arrived of equal contributions is exact.
+
+    tools/vm-run --timeout 1800 --insmod kmod/dlcp.ko -- \\
+        /usr/bin/python3 userspace/python/test_backend.py dlcp
+"""
+import datetime
+import glob
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TIMEOUT_S = 3.0          # the timeout of the group where a rank stays away
+SLACK_S = 2.5            # how much later than it the error may come (2 shared cores)
+
+
+# ---------------------------------------------------------------------------
+# Workers (run by torchrun)
+
+class Checks:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, name, ok, detail="", show=False):
+        """@show: print @detail (rank 0's) under the result even when it passes."""
+        self.rows.append([name, bool(ok), str(detail)[:500], show])
+
+    def run(self, name, fn, show=False):
+        """fn() -> (ok, detail) or ok; an exception fails the check."""
+        try:
+            r = fn()
+            ok, detail = r if isinstance(r, tuple) else (r, "")
+        except Exception as e:  # noqa: BLE001
+            ok, detail = False, "%s: %s | %s" % (type(e).__name__, e,
+                                                  traceback.format_exc().splitlines()[-3:])
+        self.add(name, ok, detail, show)
+
+
+def _vals(r, n, dtype):
+    import torch
+    return ((torch.arange(n, dtype=torch.int64) * 7 + r * 13) % 101 - 50).to(dtype)
+
+
+def _same(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and bool((a == b).all())
+
+
+def _expect_error(fn, *words):
+    """(ok, detail): fn() raised an error whose text has every word."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        msg = "%s: %s" % (type(e).__name__, e)
+        return all(w.lower() in msg.lower() for w in words), msg
+    return False, "no error"
+
+
+def collectives(ck, loss):
+    import torch
+    import torch.distributed as dist
+    R, W = dist.get_rank(), dist.get_world_size()
+    ranks = range(W)
+    f32, i64 = torch.float32, torch.int64
+
+    def allreduce(name, dtype, op, n, expect):
+        def t():
+            x = _vals(R, n, dtype)
+            dist.all_reduce(x, op=op)
+            want = expect([_vals(r, n, dtype) for r in ranks])
+            return _same(x, want), "got %s want %s" % (x[:4].tolist(), want[:4].tolist())
+        ck.run("all_reduce %s %s (%d elements) exact" % (name, dtype, n), t)
+
+    S = dist.ReduceOp
+    tsum = lambda xs: torch.stack(xs).sum(0, dtype=xs[0].dtype)  # noqa: E731
+    allreduce("SUM", f32, S.SUM, 1000, tsum)
+    allreduce("SUM", f32, S.SUM, 1001, tsum)
+    allreduce("SUM", torch.int32, S.SUM, 333, tsum)
+    allreduce("SUM", torch.float16, S.SUM, 100, tsum)
+    allreduce("SUM", torch.float64, S.SUM, 77, tsum)
+    allreduce("SUM", i64, S.SUM, 77, tsum)
+    if hasattr(S, "AVG"):
+        allreduce("AVG", f32, S.AVG, 500, lambda xs: tsum(xs) / W)
+    allreduce("MAX", i64, S.MAX, 50, lambda xs: torch.stack(xs).amax(0))
+    allreduce("MIN", f32, S.MIN, 50, lambda xs: torch.stack(xs).amin(0))
+    allreduce("PRODUCT", i64, S.PRODUCT, 9, lambda xs: torch.stack(xs).prod(0))
+
+    def big_int():
+        x = torch.full((5,), 1 << 40, dtype=i64) + R
+        dist.all_reduce(x)
+        want = torch.full((5,), W << 40, dtype=i64) + sum(ranks)
+        return _same(x, want), x.tolist()
+    ck.run("all_reduce SUM int64 beyond 32 bits exact", big_int)
+
+    def bools():
+        x = torch.tensor([R == 0, False, True, R == W - 1])
+        dist.all_reduce(x)          # SUM of bool: any
+        return _same(x, torch.tensor([True, False, True, True])), x.tolist()
+    ck.run("all_reduce SUM bool (any)", bools)
+
+    def bor():
+        x = torch.tensor([1 << R, 3], dtype=i64)
+        dist.all_reduce(x, op=S.BOR)
+        return _same(x, torch.tensor([(1 << W) - 1, 3], dtype=i64)), x.tolist()
+    ck.run("all_reduce BOR int64", bor)
+
+    def coalesced():
+        a, b = _vals(R, 10, f32), _vals(R, 6, f32).view(2, 3)
+        dist.all_reduce_coalesced([a, b])
+        return (_same(a, tsum([_vals(r, 10, f32) for r in ranks])) and
+                _same(b, tsum([_vals(r, 6, f32).view(2, 3) for r in ranks]))), (a[:3], b)
+    ck.run("all_reduce_coalesced of two tensors in one call", coalesced)
+
+    def noncontig():
+        x = _vals(R, 12, f32).view(3, 4).t()
+        dist.all_reduce(x)
+        want = tsum([_vals(r, 12, f32) for r in ranks]).view(3, 4).t()
+        return _same(x, want)
+    ck.run("all_reduce of a non-contiguous tensor", noncontig)
+
+    def bcast():
+        bad = []
+        for root in ranks:
+            a = (_vals(R, 20, f32) + 1000 * R).view(4, 5).t()      # non-contiguous
+            b = _vals(R, 7, i64) * (1 << 35)
+            c = torch.tensor([R == root, R != root, True])
+            for t in (a, b, c):
+                dist.broadcast(t, root)
+            wa = (_vals(root, 20, f32) + 1000 * root).view(4, 5).t()
+            ok = _same(a, wa) and _same(b, _vals(root, 7, i64) * (1 << 35)) and \
+                _same(c, torch.tensor([True, False, True]))
+            if not ok:
+                bad.append(root)
+        return not bad, "wrong from roots %s" % bad
+    ck.run("broadcast float32 (non-contiguous), int64, bool from every root", bcast)
+
+    def gather():
+        outs = [torch.zeros(7, dtype=i64) for _ in ranks]
+        dist.all_gather(outs, _vals(R, 7, i64) + R * 1000)
+        outf = [torch.zeros(5) for _ in ranks]
+        dist.all_gather(outf, _vals(R, 5, f32) / 4)
+        return all(_same(outs[r], _vals(r, 7, i64) + r * 1000) and
+                   _same(outf[r], _vals(r, 5, f32) / 4) for r in ranks), outs
+    ck.run("all_gather int64 (7 elements) and float32", gather)
+
+    def gather_base():
+        fn = getattr(dist, "all_gather_into_tensor", None) or dist._all_gather_base
+        out = torch.zeros(W * 6, dtype=torch.int32)
+        fn(out, _vals(R, 6, torch.int32))
+        return _same(out, torch.cat([_vals(r, 6, torch.int32) for r in ranks]))
+    ck.run("all_gather_into_tensor (_all_gather_base)", gather_base)
+
+    def rscatter():
+        ins = [_vals(R, 9, f32) + j for j in ranks]
+        out = torch.zeros(9)
+        dist.reduce_scatter(out, ins)
+        want = tsum([_vals(r, 9, f32) + R for r in ranks])
+        outm = torch.zeros(4, dtype=i64)
+        dist.reduce_scatter(outm, [_vals(R, 4, i64) * (j + 1) for j in ranks], op=S.MAX)
+        wantm = torch.stack([_vals(r, 4, i64) * (R + 1) for r in ranks]).amax(0)
+        return _same(out, want) and _same(outm, wantm), (out[:3], want[:3], outm, wantm)
+    ck.run("reduce_scatter SUM float32 and MAX int64", rscatter)
+
+    def rscatter_base():
+        fn = getattr(dist, "reduce_scatter_tensor", None) or dist._reduce_scatter_base
+        inp = torch.cat([_vals(R, 5, f32) * (j + 1) for j in ranks])
+        out = torch.zeros(5)
+        fn(out, inp)
+        return _same(out, tsum([_vals(r, 5, f32) * (R + 1) for r in ranks]))
+    ck.run("reduce_scatter_tensor (_reduce_scatter_base)", rscatter_base)
+
+    def async_work():
+        x = _vals(R, 64, f32)
+        w = dist.all_reduce(x, async_op=True)
+        v = w.get_future().wait()
+        want = tsum([_vals(r, 64, f32) for r in ranks])
+        return (w.is_completed() and w.wait() and isinstance(v, list) and _same(v[0], want)
+                and _same(x, want)), type(w).__name__
+    ck.run("async all_reduce: Work.wait(), get_future() holds the result", async_work)
+
+    def p2p():
+        nxt, prv = (R + 1) % W, (R - 1) % W
+        got = torch.zeros(10, dtype=i64)
+        rw = dist.irecv(got, prv, tag=5)
+        sw = dist.isend(torch.arange(10, dtype=i64) + 100 * R, nxt, tag=5)
+        sw.wait()
+        rw.wait()
+        ok = _same(got, torch.arange(10, dtype=i64) + 100 * prv)
+        # tags match independently of order; one tag keeps its order
+        if R == 0:
+            for tag, v in ((1, 1.0), (2, 2.0), (7, 3.0), (7, 4.0)):
+                dist.send(torch.full((3,), v), 1, tag=tag)
+        elif R == 1:
+            a, b, c, d = (torch.zeros(3) for _ in range(4))
+            w2 = dist.irecv(b, 0, tag=2)
+            w1 = dist.irecv(a, 0, tag=1)
+            dist.recv(c, 0, tag=7)
+            dist.recv(d, 0, tag=7)
+            w2.wait()
+            w1.wait()
+            ok = ok and all(_same(t, torch.full((3,), v)) for t, v in
+                            ((a, 1.0), (b, 2.0), (c, 3.0), (d, 4.0)))
+        return ok, got.tolist()
+    ck.run("send/recv: a ring of isend/irecv, tags matched, one tag in order", p2p)
+
+    def barrier():
+        time.sleep(0.4 * R)
+        t0 = time.time()
+        dist.barrier()
+        return True, json.dumps([t0, time.time()])
+    ck.run("barrier", barrier)
+
+    # loss budgets: a group with one in its options, one from the environment
+    n = 1 << 18
+
+    def budget():
+        g = dist.new_group(pg_options={"budget_ppm": 50000, "budget2_ppm": 0})
+        o = g.options
+        v = torch.full((n,), 3.0)
+        dist.all_reduce(v, group=g)         # SUM: scaled by N / arrived
+        m = torch.full((n,), 5.0)
+        dist.all_reduce(m, group=g, op=S.AVG) if hasattr(S, "AVG") else None
+        x = _vals(R, 1000, f32)
+        dist.all_reduce(x, group=g)
+        exact = loss or _same(x, tsum([_vals(r, 1000, f32) for r in ranks]))
+        ok = (o.budget_ppm == 50000 and o.budget2_ppm == 0 and
+              _same(v, torch.full((n,), 3.0 * W)) and
+              (not hasattr(S, "AVG") or _same(m, torch.full((n,), 5.0))) and exact)
+        return ok, "%s; elements lost %d, bytes lost %d" % (
+            o, g.stats["elems_lost"], g.stats["bytes_lost"])
+    ck.run("group with a loss budget (pg_options): sums and means of equal "
+           "contributions exact%s" % ("" if loss else ", any contributions exact over TCP"),
+           budget, show=True)
+
+    def env_budget():
+        os.environ["DLCP_BUDGET_PPM"] = "20000"
+        try:
+            g = dist.new_group()
+        finally:
+            del os.environ["DLCP_BUDGET_PPM"]
+        x = torch.full((1000,), 2.0)
+        dist.all_reduce(x, group=g)
+        return g.options.budget_ppm == 20000 and _same(x, torch.full((1000,), 2.0 * W)), \
+            g.options
+    ck.run("DLCP_BUDGET_PPM is the default budget of a new group", env_budget)
+
+
+def errors(ck):
+    import torch
+    import torch.distributed as dist
+    from dlcp.rendezvous import ConfigError
+    R = dist.get_rank()
+    ck.run("unknown option: ValueError naming it and the known ones", lambda: _expect_error(
+        lambda: dist.new_group(pg_options={"budget": 50000}), "ValueError", "'budget'",
+        "budget_ppm", "budget2_ppm"))
+    ck.run("budget_ppm out of range: ValueError", lambda: _expect_error(
+        lambda: dist.new_group(pg_options={"budget_ppm": 2000000}), "budget_ppm", "0..1000000"))
+    ck.run("unknown algo: ValueError naming the choices", lambda: _expect_error(
+        lambda: dist.new_group(pg_options={"algo": "tree"}), "algo", "direct", "ring"))
+    ck.run("pg_options of another type: TypeError", lambda: _expect_error(
+        lambda: dist.new_group(pg_options=42), "TypeError", "pg_options"))
+
+    def bad_env():
+        os.environ["DLCP_BUDGET_PPM"] = "lots"
+        try:
+            return _expect_error(lambda: dist.new_group(), "DLCP_BUDGET_PPM", "'lots'")
+        finally:
+            del os.environ["DLCP_BUDGET_PPM"]
+    ck.run("DLCP_BUDGET_PPM not a number: error naming it", bad_env)
+    ck.add("ConfigError is a ValueError", issubclass(ConfigError, ValueError))
+    if hasattr(dist.ReduceOp, "AVG"):
+        ck.run("AVG of an int64 tensor: ValueError", lambda: _expect_error(
+            lambda: dist.all_reduce(torch.ones(3, dtype=torch.int64), op=dist.ReduceOp.AVG),
+            "AVG", "floating"))
+
+    def size_mismatch():
+        if R == 0:
+            dist.send(torch.ones(4), 1, tag=11)
+            return True
+        if R == 1:
+            return _expect_error(lambda: dist.recv(torch.zeros(3), 0, tag=11), "16 bytes",
+                                 "12")
+        return True
+    ck.run("recv into a tensor of another size: error", size_mismatch)
+    dist.barrier()
+
+
+def timeouts(ck):
+    import torch
+    import torch.distributed as dist
+    R, W = dist.get_rank(), dist.get_world_size()
+    N1 = ("a group with a %g s timeout, the last rank never joins an all_reduce: "
+          "the others fail with a timeout error within it" % TIMEOUT_S)
+    N2 = "... nor sends what a recv waits for: the recv fails with a timeout error within it"
+    tg = dist.new_group(timeout=datetime.timedelta(seconds=TIMEOUT_S))
+    late = W - 1
+    if R != late:
+        got = torch.zeros(3)
+        t0 = time.monotonic()
+        rw = dist.irecv(got, late, group=tg, tag=9)
+        ok1, msg1 = _expect_error(lambda: dist.all_reduce(torch.ones(1000), group=tg),
+                                  "timed out")
+        t1 = time.monotonic() - t0
+        ok2, msg2 = _expect_error(rw.wait, "timeout")
+        t2 = time.monotonic() - t0
+        ck.add(N1, ok1 and TIMEOUT_S - 0.5 <= t1 <= TIMEOUT_S + SLACK_S,
+               "after %.1f s: %s" % (t1, msg1), show=True)
+        ck.add(N2, ok2 and TIMEOUT_S - 0.5 <= t2 <= TIMEOUT_S + SLACK_S,
+               "after %.1f s: %s" % (t2, msg2), show=True)
+    else:
+        ck.add(N1, True, "the rank that stays away")
+        ck.add(N2, True, "the rank that stays away")
+    dist.barrier()
+
+
+def ddp(ck):
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    R, W = dist.get_rank(), dist.get_world_size()
+    B, STEPS = 8, 6
+
+    def make(seed):
+        torch.manual_seed(seed)
+        return nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 4))
+
+    torch.manual_seed(7)
+    X, Y = torch.randn(STEPS, W * B, 8), torch.randn(STEPS, W * B, 4)
+
+    def train(model, full):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for s in range(STEPS):
+            x, y = (X[s], Y[s]) if full else (X[s, R * B:(R + 1) * B], Y[s, R * B:(R + 1) * B])
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+    # each rank starts from its own weights: DDP must broadcast rank 0's
+    m = DDP(make(100 + R), bucket_cap_mb=0.001)     # several buckets
+    p = train(m, False)
+    ref = train(make(100), True)
+    gloo = dist.new_group(backend="gloo")
+    pg = train(DDP(make(100 + R), process_group=gloo, bucket_cap_mb=0.001), False)
+    d_ref = float((p - ref).abs().max())
+    d_gloo = float((p - pg).abs().max())
+    ck.add("DDP over dlcp (no hook, %d steps): parameters = the single-process "
+           "reference's (max diff %.2g)" % (STEPS, d_ref), d_ref <= 1e-5)
+    ck.add("DDP over dlcp: parameters = DDP over gloo's (max diff %.2g%s)" % (
+        d_gloo, ", bit for bit" if d_gloo == 0 else ""), d_gloo <= 1e-5)
+    ck.add("DDP parameters", True, hashlib.sha256(p.numpy().tobytes()).hexdigest())
+
+
+def worker(argv):
+    import torch  # noqa: F401
+    import torch.distributed as dist
+    import dlcp.backend  # noqa: F401  (registers "dlcp")
+    mode, out = argv[0], argv[1]
+    loss = "--loss" in argv
+    ck = Checks()
+    rank = int(os.environ["RANK"])
+    if mode == "nojoin":
+        if rank == 1:       # never joins
+            return 0
+        t0 = time.monotonic()
+        ok, msg = _expect_error(lambda: dist.init_process_group(
+            "dlcp", timeout=datetime.timedelta(seconds=TIMEOUT_S)), "timed out")
+        dt = time.monotonic() - t0
+        # the backend's rendezvous says how long it waited; torch's env://
+        # rendezvous before it waits for the missing worker too (1.13: once
+        # more the timeout, then goes on)
+        m = re.search(r"rendezvous of rank 0 of 2 timed out after ([0-9.]+) s", msg)
+        waited = float(m.group(1)) if m else -1
+        ck.add("a rank never calls init_process_group: the other's fails with a timeout "
+               "error, its rendezvous within the %g s timeout" % TIMEOUT_S,
+               ok and TIMEOUT_S - 0.5 <= waited <= TIMEOUT_S + SLACK_S and
+               dt <= 2 * TIMEOUT_S + 2 * SLACK_S,
+               "%.1f s in the backend's rendezvous, %.1f s in init_process_group: %s"
+               % (waited, dt, msg), show=True)
+    else:
+        dist.init_process_group("dlcp", timeout=datetime.timedelta(seconds=120))
+        ck.add("init_process_group(\"dlcp\"): %s" % type(dist.group.WORLD).__name__,
+               dist.get_backend() == "dlcp" and
+               type(dist.group.WORLD).__name__ == "ProcessGroupDlcp")
+        for part in (collectives, errors, timeouts, ddp):
+            if part is collectives:
+                part(ck, loss)
+            else:
+                part(ck)
+        dist.barrier()
+    with open(os.path.join(out, "rank%d.json" % rank), "w") as f:
+        json.dump({"rank": rank, "world": int(os.environ["WORLD_SIZE"]), "checks": ck.rows}, f)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# The driver
+
+results = []
+
+
+def check(name, ok, detail=None):
+    results.append(bool(ok))
+    print("%sok %d - %s" % ("" if ok else "not ", len(results), name), flush=True)
+    if not ok and detail:
+        for line in str(detail).splitlines()[:12]:
+            print("# " + line)
+
+
+def job(nproc, mode, transport, loss):
+    """Run a torchrun job of @nproc workers; (rc, reports by rank, stderr tail)."""
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, PYTHONPATH=HERE, DLCP_ADDR="127.0.0.1",
+                   DLCP_TRANSPORT=transport, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1",
+                   PYTHONDONTWRITEBYTECODE="1")
+        for v in ("DLCP_BUDGET_PPM", "DLCP_BUDGET2_PPM", "DLCP_ALGO"):
+            env.pop(v, None)
+        cmd = [sys.executable, "-m", "dlcp.run", "--nproc_per_node=%d" % nproc,
+               "--monitor_interval=0.5", "--rdzv_backend=c10d", "--rdzv_endpoint=127.0.0.1:0",
+               os.path.abspath(__file__), "worker", mode, d] + (["--loss"] if loss else [])
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+            rc, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, err = "timeout", (e.stderr or b"").decode(errors="replace") \
+                if isinstance(e.stderr, bytes) else (e.stderr or "")
+        reps = {}
+        for f in glob.glob(os.path.join(d, "rank*.json")):
+            with open(f) as fh:
+                r = json.load(fh)
+            reps[r["rank"]] = r
+    tail = [line for line in err.splitlines() if "Warning" not in line][-25:]
+    return rc, reps, "\n".join(tail)
+
+
+def report(label, nproc, rc, reps, err, expect_ranks):
+    check("%s: torchrun ran %d workers, exit status %s, %d reported" % (
+        label, nproc, rc, len(reps)), rc == 0 and sorted(reps) == expect_ranks, err)
+    if not reps:
+        return
+    names = [c[0] for c in reps[min(reps)]["checks"]]
+    for i, name in enumerate(names):
+        rows = [(r, reps[r]["checks"][i]) for r in sorted(reps)
+                if i < len(reps[r]["checks"]) and reps[r]["checks"][i][0] == name]
+        if name == "DDP parameters":
+            hs = {row[2] for _, row in rows}
+            check("%s: DDP parameters identical on the %d ranks (bit for bit)" % (
+                label, len(rows)), len(rows) == len(reps) and len(hs) == 1, hs)
+            continue
+        if name == "barrier":
+            ts = [json.loads(row[2]) for _, row in rows if row[1]]
+            ok = len(ts) == len(reps) and min(t[1] for t in ts) >= max(t[0] for t in ts)
+            check("%s: barrier: no rank left before the last one entered" % label, ok, ts)
+            continue
+        ok = len(rows) == len(reps) and all(row[1] for _, row in rows)
+        detail = "\n".join("rank %d: %s" % (r, row[2]) for r, row in rows if not row[1])
+        check("%s: %s" % (label, name), ok, detail)
+        shown = [(r, row[2]) for r, row in rows if row[3] and row[1]][:1]
+        for r, text in shown:
+            print("# rank %d: %s" % (r, text))
+
+
+def main(argv):
+    if argv[:1] == ["worker"]:
+        return worker(argv[1:])
+    transport = "dlcp" if "dlcp" in argv else "tcp"
+    loss = "--loss" in argv
+    print("TAP version 13")
+    try:
+        import torch  # noqa: F401
+        import torch.distributed as dist
+        ok = dist.is_available()
+    except ImportError:
+        ok = False
+    if not ok:
+        print("1..0 # SKIP torch.distributed is not importable here")
+        return 0
+    t0 = time.monotonic()
+    for nproc in (2, 3):
+        label = "%d ranks over %s" % (nproc, transport)
+        rc, reps, err = job(nproc, "main", transport, loss)
+        report(label, nproc, rc, reps, err, list(range(nproc)))
+    rc, reps, err = job(2, "nojoin", transport, loss)
+    report("2 ranks, one never joins", 2, rc, reps, err, [0])
+    print("1..%d" % len(results))
+    print("# %d passed, %d failed (%.0f s)" % (sum(results), len(results) - sum(results),
+                                              time.monotonic() - t0))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
