@@ -1059,6 +1059,10 @@ void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_out_purge(struct sock *sk)
 	__must_hold(&dlcp_sk(sk)->lock);
+struct sock *dlcp_out_err_sock(struct net *net, const struct in6_addr *saddr,
+			       const struct in6_addr *daddr,
+			       const struct dlcp_hdr *h, int dif);
+void dlcp_out_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
 void dlcp_out_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
 	__must_hold(&dlcp_sk(sk)->lock);
 struct dlcp_out_msg *dlcp_out_find(struct dlcp_sock *dsk,
@@ -1096,10 +1100,6 @@ void dlcp_in_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
 int dlcp_rcv_common(struct sk_buff *skb, bool udp);
 u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
 		 struct dlcp_wire_range *g, u32 max_gaps, u32 *scan_end);
-struct sock *dlcp_err_sock(struct net *net, const struct in6_addr *saddr,
-			   const struct in6_addr *daddr,
-			   const struct dlcp_hdr *h, int dif);
-void dlcp_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now)
 	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_in_purge(struct sock *sk)

@@ -148,11 +148,11 @@ static int dlcp4_err(struct sk_buff *skb, u32 info)
 	h = (const struct dlcp_hdr *)(skb->data + iph->ihl * 4);
 	ipv6_addr_set_v4mapped(iph->saddr, &saddr);
 	ipv6_addr_set_v4mapped(iph->daddr, &daddr);
-	sk = dlcp_err_sock(net, &saddr, &daddr, h, skb->dev->ifindex);
+	sk = dlcp_out_err_sock(net, &saddr, &daddr, h, skb->dev->ifindex);
 	if (!sk)
 		return 0;
 	ipv4_sk_update_pmtu(skb, sk, info);
-	dlcp_err_pmtu(sk, &daddr, info);
+	dlcp_out_err_pmtu(sk, &daddr, info);
 	return 0;
 }
 

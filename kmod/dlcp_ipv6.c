@@ -169,12 +169,12 @@ static int dlcp6_err(struct sk_buff *skb, struct inet6_skb_parm *opt,
 	}
 	ip6h = (const struct ipv6hdr *)skb->data;
 	h = (const struct dlcp_hdr *)(skb->data + offset);
-	sk = dlcp_err_sock(net, &ip6h->saddr, &ip6h->daddr, h,
+	sk = dlcp_out_err_sock(net, &ip6h->saddr, &ip6h->daddr, h,
 			   skb->dev->ifindex);
 	if (!sk)
 		return 0;
 	ip6_sk_update_pmtu(skb, sk, info);
-	dlcp_err_pmtu(sk, &ip6h->daddr, ntohl(info));
+	dlcp_out_err_pmtu(sk, &ip6h->daddr, ntohl(info));
 	return 0;
 }
 

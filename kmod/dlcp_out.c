@@ -797,6 +797,53 @@ void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m, u32 status,
 }
 
 /*
+ * The socket that sent the packet an ICMP(v6) "too big" quotes, from
+ * @saddr to @daddr with the DLCP header @h (whole: the caller pulled
+ * DLCP_HDR_LEN bytes of the quote), referenced and counted, or NULL. The
+ * quote must name a message the socket is sending to @daddr (id, port,
+ * length): an off-path host that forges the error must guess the id, as
+ * for any control packet. Others are ignored (DlcpIcmpIgnored).
+ */
+struct sock *dlcp_out_err_sock(struct net *net, const struct in6_addr *saddr,
+			       const struct in6_addr *daddr,
+			       const struct dlcp_hdr *h, int dif)
+{
+	struct dlcp_sock *dsk;
+	struct sock *sk;
+	bool ok;
+
+	rcu_read_lock();
+	sk = dlcp_lookup(net, saddr, h->source, dif, 0);
+	rcu_read_unlock();
+	if (!sk)
+		return NULL;
+	dsk = dlcp_sk(sk);
+	spin_lock_bh(&dsk->lock);
+	ok = !dsk->dead && dlcp_out_quoted(dsk, h, daddr);
+	spin_unlock_bh(&dsk->lock);
+	if (!ok) {
+		DLCP_INC_STATS(net, DLCP_MIB_ICMP_IGNORED);
+		sock_put(sk);
+		return NULL;
+	}
+	DLCP_INC_STATS(net, DLCP_MIB_PMTU_UPDATES);
+	return sk;
+}
+
+/*
+ * The route to @daddr was updated to @mtu: re-cut @sk's messages that no
+ * longer fit; drops the reference of dlcp_out_err_sock().
+ */
+void dlcp_out_err_pmtu(struct sock *sk, const struct in6_addr *daddr, u32 mtu)
+{
+	spin_lock_bh(&dlcp_sk(sk)->lock);
+	if (!dlcp_sk(sk)->dead)
+		dlcp_out_pmtu(sk, daddr, mtu);
+	spin_unlock_bh(&dlcp_sk(sk)->lock);
+	sock_put(sk);
+}
+
+/*
  * Re-cut @m into segments of @seg_size bytes (smaller than before). A new
  * segment is acknowledged if every old one it overlaps was, never sent if
  * none of them was, else lost (resent). Importance maps the same way;

@@ -105,10 +105,10 @@ static void dlcp_udp_err_rcv(struct sock *usk, struct sk_buff *skb,
 		daddr = ip6h->daddr;
 	}
 	h = (const struct dlcp_hdr *)(skb->data + off);
-	sk = dlcp_err_sock(sock_net(usk), &saddr, &daddr, h,
+	sk = dlcp_out_err_sock(sock_net(usk), &saddr, &daddr, h,
 			   skb->dev->ifindex);
 	if (sk)
-		dlcp_err_pmtu(sk, &daddr, mtu);
+		dlcp_out_err_pmtu(sk, &daddr, mtu);
 }
 
 /* Open (or move to a new udp_port) the namespace's UDP socket. */
