@@ -170,7 +170,7 @@ static int dlcp6_err(struct sk_buff *skb, struct inet6_skb_parm *opt,
 	ip6h = (const struct ipv6hdr *)skb->data;
 	h = (const struct dlcp_hdr *)(skb->data + offset);
 	sk = dlcp_out_err_sock(net, &ip6h->saddr, &ip6h->daddr, h,
-			   skb->dev->ifindex);
+			       skb->dev->ifindex);
 	if (!sk)
 		return 0;
 	ip6_sk_update_pmtu(skb, sk, info);

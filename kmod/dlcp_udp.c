@@ -64,7 +64,7 @@ static int dlcp_udp_err_lookup(struct sock *usk, struct sk_buff *skb)
 /*
  * An ICMP error about a packet we sent inside UDP, after the UDP layer
  * updated the route's path MTU from "fragmentation needed" or "packet too
- * big": re-cut the sending socket's messages, as dlcp_err() and
+ * big": re-cut the sending socket's messages, as dlcp4_err() and
  * dlcp6_err() do in native mode. @skb->data is the quoted IP header, the
  * UDP header is at @udp_offset and the DLCP header follows it (the quote
  * must hold its ports: routers quote as much as fits, beyond the 8 bytes
@@ -106,7 +106,7 @@ static void dlcp_udp_err_rcv(struct sock *usk, struct sk_buff *skb,
 	}
 	h = (const struct dlcp_hdr *)(skb->data + off);
 	sk = dlcp_out_err_sock(sock_net(usk), &saddr, &daddr, h,
-			   skb->dev->ifindex);
+			       skb->dev->ifindex);
 	if (sk)
 		dlcp_out_err_pmtu(sk, &daddr, mtu);
 }
