@@ -171,6 +171,8 @@ checkpatch: $(DEPS_STAMP) deps-source
 		--no-tree -f kmod/dlcp_*.c kmod/dlcp_impl.h kmod/dlcp_wire.h uapi/linux/dlcp.h
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl \
 		--no-tree -f kmod/dlcp_trace.h
+	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \
+		--no-tree --ignore LINUX_VERSION_CODE -f kmod/dlcp_compat.h
 
 sparse: $(DEPS_STAMP)
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod CONFIG_DLCP=m C=2 CHECK=sparse modules

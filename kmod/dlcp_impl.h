@@ -92,6 +92,7 @@
 #include <net/ipv6.h>
 #include <net/netns/generic.h>
 #include "../uapi/linux/dlcp.h"
+#include "dlcp_compat.h"
 #include "dlcp_wire.h"
 
 /* ---------------------------------------------------------------- */
@@ -987,12 +988,14 @@ struct dlcp_send_args {
 
 /*
  * Internal functions the KUnit tests (dlcp_test.ko, the *_test.c files)
- * call: exported in the DLCP_KUNIT namespace only by the build that
- * makes the tests (make kunit-module), as EXPORT_SYMBOL_IF_KUNIT() does
- * (6.2 and later) for kernels built with KUnit.
+ * call: exported in the DLCP_INTERNAL namespace only by the build that
+ * makes the tests (make kunit-module, which defines DLCP_KUNIT), as
+ * EXPORT_SYMBOL_IF_KUNIT() does (6.2 and later) for kernels built with
+ * KUnit.
  */
 #ifdef DLCP_KUNIT
-#define EXPORT_SYMBOL_IF_DLCP_KUNIT(sym) EXPORT_SYMBOL_NS_GPL(sym, DLCP_KUNIT)
+#define EXPORT_SYMBOL_IF_DLCP_KUNIT(sym) \
+	EXPORT_SYMBOL_NS_GPL(sym, DLCP_NS(DLCP_INTERNAL))
 #else
 #define EXPORT_SYMBOL_IF_DLCP_KUNIT(sym)
 #endif

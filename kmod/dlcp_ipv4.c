@@ -61,7 +61,7 @@ static struct dst_entry *dlcp4_route(struct sock *sk,
 		from = inet_sk(sk)->inet_saddr;
 	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, daddr->s6_addr32[3],
 				   from, dport, sport, dlcp_ipproto,
-				   RT_CONN_FLAGS(sk), oif);
+				   dlcp_rt_conn_tos(sk), oif);
 	if (IS_ERR(rt))
 		return ERR_CAST(rt);
 	ipv6_addr_set_v4mapped(fl4.saddr, src);

@@ -197,6 +197,8 @@ int dlcp_ipv6_init(void)
 	int err;
 
 	dlcpv6_protosw.protocol = dlcp_ipproto;
+	dlcp_proto_set_ipv6_pinfo(&dlcpv6_prot,
+				  offsetof(struct dlcp6_sock, inet6));
 	err = proto_register(&dlcpv6_prot, 1);
 	if (err)
 		return err;

@@ -5,9 +5,10 @@
  * Loading the module runs them; the results go to the kernel log in
  * KUnit's KTAP format, under KUnit itself where the kernel has it
  * (dlcp_kunit.h). The suites call internal functions of dlcp.ko, which
- * exports them (namespace DLCP_KUNIT) only in the build made for the
+ * exports them (namespace DLCP_INTERNAL) only in the build made for the
  * tests.
  */
+#include "dlcp_compat.h"
 #include "dlcp_kunit.h"
 
 kunit_test_suites(&dlcp_wire_test_suite, &dlcp_rs_test_suite,
@@ -71,4 +72,4 @@ module_exit(dlcp_kunit_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests of DLCP");
-MODULE_IMPORT_NS(DLCP_KUNIT);
+MODULE_IMPORT_NS(DLCP_NS(DLCP_INTERNAL));

@@ -73,7 +73,7 @@ static void dlcp_sk_daddr(const struct sock *sk, struct in6_addr *addr)
 /* Is @addr one of ours (or may it be, with IP_FREEBIND)? */
 static bool dlcp_local_addr(struct sock *sk, const struct in6_addr *addr)
 {
-	if (inet_sk(sk)->freebind || ipv6_addr_any(addr))
+	if (dlcp_inet_freebind(sk) || ipv6_addr_any(addr))
 		return true;
 	return dlcp_af_of(addr)->local_addr(sock_net(sk), addr);
 }
@@ -103,16 +103,16 @@ static int dlcp_cgroup_addr(struct sock *sk, struct sockaddr *uaddr, int len,
 	if (uaddr->sa_family == AF_INET) {
 		if (len < (int)sizeof(struct sockaddr_in))
 			return -EINVAL;
-		return bind ? BPF_CGROUP_RUN_PROG_INET_BIND_LOCK(sk, uaddr,
-						CGROUP_INET4_BIND, flags) :
-			      BPF_CGROUP_RUN_PROG_INET4_CONNECT_LOCK(sk, uaddr);
+		return bind ? dlcp_cgroup_bind(sk, uaddr, len, CGROUP_INET4_BIND,
+					       flags) :
+			      dlcp_cgroup_connect4(sk, uaddr, len);
 	}
 	if (uaddr->sa_family == AF_INET6 && sk->sk_family == AF_INET6) {
 		if (len < SIN6_LEN_RFC2133)
 			return -EINVAL;
-		return bind ? BPF_CGROUP_RUN_PROG_INET_BIND_LOCK(sk, uaddr,
-						CGROUP_INET6_BIND, flags) :
-			      BPF_CGROUP_RUN_PROG_INET6_CONNECT_LOCK(sk, uaddr);
+		return bind ? dlcp_cgroup_bind(sk, uaddr, len, CGROUP_INET6_BIND,
+					       flags) :
+			      dlcp_cgroup_connect6(sk, uaddr, len);
 	}
 	return 0;	/* dlcp_sockaddr() refuses the family */
 }
@@ -840,7 +840,7 @@ struct proto dlcp_prot = {
 static void dlcp6_destroy_sock(struct sock *sk)
 {
 	dlcp_destroy_sock(sk);
-	inet6_destroy_sock(sk);
+	dlcp_inet6_destroy_sock(sk);
 }
 
 /* AF_INET6: the same calls; inet6_sk() finds struct dlcp6_sock's pinfo */
@@ -882,7 +882,6 @@ const struct proto_ops dlcp_inet6_ops = {
 	.sendmsg	= dlcp_sendmsg,
 	.recvmsg	= sock_common_recvmsg,
 	.mmap		= sock_no_mmap,
-	.sendpage	= sock_no_sendpage,
 };
 
 const struct proto_ops dlcp_inet_ops = {
@@ -904,5 +903,4 @@ const struct proto_ops dlcp_inet_ops = {
 	.sendmsg	= dlcp_sendmsg,
 	.recvmsg	= sock_common_recvmsg,
 	.mmap		= sock_no_mmap,
-	.sendpage	= sock_no_sendpage,
 };

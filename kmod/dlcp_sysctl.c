@@ -42,7 +42,7 @@ static struct dlcp_net init_dlcp_net;
  * namespace's UDP socket; if that fails (EADDRINUSE), the write fails and
  * the old value stays.
  */
-static int dlcp_sysctl_udp(struct ctl_table *table, int write, void *buffer,
+static int dlcp_sysctl_udp(dlcp_ctl_table *table, int write, void *buffer,
 			   size_t *lenp, loff_t *ppos)
 {
 	int *val = table->data, old = *val, err;
@@ -133,15 +133,19 @@ int dlcp_sysctl_register(struct net *net)
 	if (!table)
 		return -ENOMEM;
 	for (i = 0; table[i].procname; i++) {
+		/* the last entry, registered in the initial namespace only */
 		if (table[i].data == &dlcp_sysctl_mem) {
-			if (!net_eq(net, &init_net))
+			if (net_eq(net, &init_net))
+				i++;
+			else
 				memset(&table[i], 0, sizeof(table[i]));
 			break;
 		}
 		table[i].data = (char *)dn + ((char *)table[i].data -
 					      (char *)&init_dlcp_net);
 	}
-	dn->sysctl_hdr = register_net_sysctl(net, "net/dlcp", table);
+	/* the first i entries; table[i] has no procname */
+	dn->sysctl_hdr = dlcp_register_net_sysctl(net, "net/dlcp", table, i);
 	if (!dn->sysctl_hdr) {
 		kfree(table);
 		return -ENOMEM;
@@ -152,7 +156,7 @@ int dlcp_sysctl_register(struct net *net)
 void dlcp_sysctl_unregister(struct net *net)
 {
 	struct dlcp_net *dn = dlcp_pernet(net);
-	struct ctl_table *table = dn->sysctl_hdr->ctl_table_arg;
+	const struct ctl_table *table = dn->sysctl_hdr->ctl_table_arg;
 
 	unregister_net_sysctl_table(dn->sysctl_hdr);
 	kfree(table);

@@ -12,6 +12,7 @@
 #define _DLCP_TRACE_H
 
 #include <linux/tracepoint.h>
+#include "dlcp_compat.h"
 
 TRACE_EVENT(dlcp_msg_send,
 	TP_PROTO(u16 sport, const struct in6_addr *daddr, u16 dport, u32 id, u32 len, u8 prio,
@@ -169,7 +170,7 @@ TRACE_EVENT(dlcp_drop,
 		__field(u32, len)
 	),
 	TP_fast_assign(
-		__assign_str(reason, reason);
+		dlcp_assign_str(reason, reason);
 		__entry->len = len;
 	),
 	TP_printk("reason=%s len=%u", __get_str(reason), __entry->len)
@@ -214,7 +215,7 @@ TRACE_EVENT(dlcp_cwnd,
 		memcpy(__entry->daddr, daddr, 16);
 		__entry->old = old;
 		__entry->cwnd = cwnd;
-		__assign_str(why, why);
+		dlcp_assign_str(why, why);
 		__entry->srtt_us = srtt_us;
 		__entry->alpha = alpha;
 	),

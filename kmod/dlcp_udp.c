@@ -70,8 +70,8 @@ static int dlcp_udp_err_lookup(struct sock *usk, struct sk_buff *skb)
  * must hold its ports: routers quote as much as fits, beyond the 8 bytes
  * RFC 792 asks for). Other errors are left to the guard timer.
  */
-static void dlcp_udp_err_rcv(struct sock *usk, struct sk_buff *skb,
-			     unsigned int udp_offset)
+static void dlcp_udp_err(struct sock *usk, struct sk_buff *skb,
+			 unsigned int udp_offset)
 {
 	unsigned int off = udp_offset + sizeof(struct udphdr);
 	const struct dlcp_hdr *h;
@@ -110,6 +110,8 @@ static void dlcp_udp_err_rcv(struct sock *usk, struct sk_buff *skb,
 	if (sk)
 		dlcp_out_err_pmtu(sk, &daddr, mtu);
 }
+
+DLCP_ENCAP_ERR_RCV(dlcp_udp_err_rcv, dlcp_udp_err)
 
 /* Open (or move to a new udp_port) the namespace's UDP socket. */
 int dlcp_udp_enable(struct net *net)
