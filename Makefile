@@ -29,18 +29,28 @@
 #
 # The module builds against /lib/modules/$(uname -r)/build where that exists
 # (a real cluster node), else against the headers of the Debian kernel the
-# test VM boots; KDIR= overrides either.
+# test VM boots: 6.1 (Debian 12's linux-image-amd64), whatever else is
+# installed. DLCP_KVER= (a series, 6.1 or 6.12, or a release such as
+# 6.12.117+deb12-amd64) picks another test kernel, for both: the module
+# builds against its headers and tools/vm-run, which reads DLCP_KVER too,
+# boots it (tools/test-kernel resolves the name). KDIR= overrides the
+# headers alone.
 
 SHELL := /bin/bash
 TOP := $(CURDIR)
 
+# KDIR = $(eval KDIR := ...)$(KDIR): looked up once, when first used, so
+# after tools/install-deps installed the headers
 ifeq ($(origin KDIR), undefined)
-  ifneq ($(wildcard /lib/modules/$(shell uname -r)/build/Makefile),)
+  ifneq ($(DLCP_KVER),)
+    KDIR = $(eval KDIR := $(shell $(TOP)/tools/test-kernel --headers $(DLCP_KVER)))$(KDIR)
+  else ifneq ($(wildcard /lib/modules/$(shell uname -r)/build/Makefile),)
     KDIR := /lib/modules/$(shell uname -r)/build
   else
-    KDIR = $(lastword $(sort $(wildcard /usr/src/linux-headers-*-amd64)))
+    KDIR = $(eval KDIR := $(shell $(TOP)/tools/test-kernel --headers))$(KDIR)
   endif
 endif
+export DLCP_KVER
 # the release dlcp.ko was built for, from its vermagic (a distribution's
 # headers may report another kernelrelease than the one modules_install uses)
 KVER = $(or $(word 1,$(shell modinfo -F vermagic $(TOP)/kmod/dlcp.ko 2>/dev/null)),$(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null))
@@ -87,11 +97,12 @@ deps:
 deps-source:
 	@tools/install-deps --source
 
+# (with DLCP_KVER, tools/test-kernel has said which headers are missing)
 module: $(DEPS_STAMP)
-	@[ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ] || { \
+	@[ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ] || { [ -n "$(DLCP_KVER)" ] || \
 		echo "no kernel headers found: install those of the running kernel" \
 		     "(Debian/Ubuntu: apt-get install linux-headers-$$(uname -r))" \
-		     "or set KDIR=" >&2; exit 1; }
+		     "or set KDIR= (or DLCP_KVER=: tools/test-kernel --list)" >&2; exit 1; }
 	$(MAKE) -C kmod KDIR=$(KDIR) W=1
 
 # what a node runs: tools, library, demo and benchmark programs (libc only)
@@ -151,10 +162,10 @@ static-checks: $(DEPS_STAMP) deps-source
 define build_kmod_copy
 	rm -rf $(2)/kmod $(2)/uapi
 	mkdir -p $(2)/kmod $(2)/uapi/linux
-	cp kmod/*.c kmod/*.h kmod/Kbuild $(2)/kmod/
+	cp kmod/*.c kmod/*.h kmod/Kbuild kmod/Makefile $(2)/kmod/
 	cp uapi/linux/*.h $(2)/uapi/linux/
 	cp VERSION $(2)/
-	$(MAKE) -C $(1) M=$(2)/kmod CONFIG_DLCP=m $(3) W=1 modules
+	$(MAKE) -C $(2)/kmod KDIR=$(1) $(3) W=1
 endef
 
 # The KUnit tests (kmod/dlcp_*_test.c): dlcp_test.ko, with a dlcp.ko that
@@ -162,9 +173,11 @@ endef
 kunit-module: $(DEPS_STAMP)
 	$(call build_kmod_copy,$(KDIR),$(TOP)/build/kunit,DLCP_KUNIT=1)
 
+# the VM selftests on the test kernel: build/vm.tap, build/vm-KVER.tap
+# when DLCP_KVER names one
 vm-tests: module kunit-module userspace test-progs selftests
 	@mkdir -p build
-	selftests/run.sh 2>&1 | tee build/vm.tap
+	selftests/run.sh 2>&1 | tee build/vm$(if $(DLCP_KVER),-$(DLCP_KVER)).tap
 
 checkpatch: $(DEPS_STAMP) deps-source
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \
