@@ -4,7 +4,9 @@
 #
 #   make              build dlcp.ko and the userspace parts (needs only a C
 #                     compiler, make and the kernel's headers; installs nothing)
-#   make check        all tests: unit tests, static checks, VM selftests
+#   make check        all tests: unit tests, static checks, VM selftests on
+#                     Linux 6.1 and on 6.12 (Debian 12's two kernels)
+#   make check-6.12   the VM selftests on 6.12 alone
 #   make demo         the main job: DDP training over gloo/TCP and over DLCP on
 #                     lossy links, side by side, in the VM
 #   make demo-ps      parameter-server gradient exchange with dlcp-demo, in the VM
@@ -19,13 +21,14 @@
 #                     debhelper, dh-dkms, dh-python: tools/install-deps)
 #   make deb-check    build and test them (TAP; also part of unit-tests)
 #   make deps         install the Debian packages of the tests and the VM
+#                     (deps-6.12: and Debian's 6.12 kernel, image and headers)
 #
 # Building (all, module, userspace, install, dkms-install) never installs
-# packages. The test targets (check, unit-tests, static-checks, selftests,
-# vm-tests, demo*, bench, debug-*, fuzz-long, sparse, checkpatch) first run
-# tools/install-deps, which apt-get installs what they need (Debian 12, as
-# root); DLCP_NO_DEPS=1 skips that for all of them but check, which always
-# installs everything first.
+# packages. The test targets (check, check-6.12, unit-tests, static-checks,
+# selftests, vm-tests, demo*, bench, debug-*, fuzz-long, sparse, checkpatch)
+# first run tools/install-deps, which apt-get installs what they need (Debian
+# 12, as root); DLCP_NO_DEPS=1 skips that for all of them but check and
+# check-6.12, which always install everything first (6.12 too).
 #
 # The module builds against /lib/modules/$(uname -r)/build where that exists
 # (a real cluster node), else against the headers of the Debian kernel the
@@ -78,14 +81,14 @@ MANPAGES := $(wildcard docs/man/*.[1-9])
 # there before anything is built (also under make -j); a plain build never runs
 # apt-get. DLCP_NO_DEPS=1 skips the package check (a machine set up by hand);
 # make check ignores it.
-TEST_GOALS := deps check unit-tests static-checks selftests vm-tests kunit-module demo \
-	demo-train demo-coll demo-ps bench fuzz-long debug-kernel debug-module \
-	debug-check sparse checkpatch deb-check
+TEST_GOALS := deps deps-6.12 check check-6.12 unit-tests static-checks selftests \
+	vm-tests kunit-module demo demo-train demo-coll demo-ps bench fuzz-long \
+	debug-kernel debug-module debug-check sparse checkpatch deb-check
 DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS)),deps))
 
-.PHONY: all deps deps-source module userspace test-progs selftests check unit-tests \
-	static-checks vm-tests demo demo-coll demo-ps install install-module \
-	install-userspace uninstall clean checkpatch sparse \
+.PHONY: all deps deps-6.12 deps-source module userspace test-progs selftests \
+	check check-6.12 unit-tests static-checks vm-tests demo demo-coll demo-ps \
+	install install-module install-userspace uninstall clean checkpatch sparse \
 	dlcpstat dkms-install dkms-uninstall deb deb-check bench perf demo-train fuzz-long \
 	debug-kernel debug-module debug-check kunit-module
 
@@ -93,6 +96,10 @@ all: module userspace
 
 deps:
 	@tools/install-deps
+
+# the second test kernel (make check, check-6.12)
+deps-6.12:
+	@tools/install-deps --kernel 6.12
 
 deps-source:
 	@tools/install-deps --source
@@ -134,13 +141,16 @@ selftests: $(DEPS_STAMP) deps-source
 # Tests. Each part writes TAP/KTAP into build/; selftests/ktap-totals adds
 # them up into the one closing line "N passed, N failed".
 # ---------------------------------------------------------------------------
-check: deps deps-source
+# The VM selftests run on 6.1, then on 6.12 (kmod/ and build/kunit/ are
+# rebuilt for it, and stay so).
+check: deps-6.12 deps-source
 	@mkdir -p build
 	@rm -f build/*.tap
 	@rc=0; \
 	$(MAKE) --no-print-directory unit-tests || rc=1; \
 	$(MAKE) --no-print-directory static-checks || rc=1; \
 	$(MAKE) --no-print-directory vm-tests || rc=1; \
+	$(MAKE) --no-print-directory vm-tests DLCP_KVER=6.12 || rc=1; \
 	selftests/ktap-totals build/*.tap || rc=1; \
 	exit $$rc
 
@@ -174,10 +184,22 @@ kunit-module: $(DEPS_STAMP)
 	$(call build_kmod_copy,$(KDIR),$(TOP)/build/kunit,DLCP_KUNIT=1)
 
 # the VM selftests on the test kernel: build/vm.tap, build/vm-KVER.tap
-# when DLCP_KVER names one
+# when DLCP_KVER names one; COMPONENTS="dlcp_api ..." runs those alone
+# (selftests/run_vm.sh)
 vm-tests: module kunit-module userspace test-progs selftests
 	@mkdir -p build
-	selftests/run.sh 2>&1 | tee build/vm$(if $(DLCP_KVER),-$(DLCP_KVER)).tap
+	selftests/run.sh $(COMPONENTS) 2>&1 | tee build/vm$(if $(DLCP_KVER),-$(DLCP_KVER)).tap
+
+# The VM selftests on Debian's 6.12 (tools/install-deps --kernel 6.12
+# installs its image and headers): kmod/dlcp.ko and the KUnit module are
+# rebuilt for it and tools/vm-run boots it; build/vm-6.12.tap
+check-6.12: deps-6.12
+	@mkdir -p build
+	@rm -f build/vm-6.12.tap
+	@rc=0; \
+	$(MAKE) --no-print-directory vm-tests DLCP_KVER=6.12 || rc=1; \
+	selftests/ktap-totals build/vm-6.12.tap || rc=1; \
+	exit $$rc
 
 checkpatch: $(DEPS_STAMP) deps-source
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \
