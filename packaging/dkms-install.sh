@@ -93,7 +93,7 @@ if [ "$rc" = 77 ]; then
 	# BUILD_EXCLUSIVE_KERNEL in dkms.conf: a kernel the module does not
 	# build against; the sources stay added for the kernels it does
 	echo "dkms skipped ${kver:-the running kernel $(uname -r)}: dkms.conf" \
-		"builds the module for Linux 6.1 kernels only" \
+		"builds the module for Linux 6.1 and 6.12 kernels only" \
 		"(BUILD_EXCLUSIVE_KERNEL); -k KVER picks another installed kernel" >&2
 	exit 1
 fi

@@ -6,18 +6,19 @@
 # them without installing anything into the system: the packages are
 # extracted (dpkg-deb -x) into a temporary root, a program is compiled and
 # linked against libdlcp-dev and libdlcp0 from there, the tools and the
-# Python package run from there, dkms builds dlcp-dkms's module for a 6.1
-# kernel in a temporary DKMS tree, apt-get --simulate resolves the
-# packages' dependencies and lintian checks them. The source tree stays as
-# it is (the last test checks that).
+# Python package run from there, dkms builds dlcp-dkms's module for the 6.1
+# and the 6.12 kernel installed (in a temporary DKMS tree), apt-get
+# --simulate resolves the packages' dependencies and lintian checks them.
+# The source tree stays as it is (the last test checks that).
 #
 # Usage: packaging/test-deb.sh [--build-only] [--out DIR] [--kver KVER] [--keep]
 #
 #   --build-only  only build (one test); with --out, keep the packages
 #   --out DIR     copy the .debs, .changes and .buildinfo into DIR
-#   --kver KVER   kernel for the module build (default: the newest one in
-#                 /lib/modules with headers that dkms.conf's
-#                 BUILD_EXCLUSIVE_KERNEL accepts, e.g. 6.1.0-56-amd64)
+#   --kver KVER   kernel for the module build, may repeat (default: of
+#                 each series dkms.conf's BUILD_EXCLUSIVE_KERNEL accepts,
+#                 6.1 and 6.12, the newest with headers in /lib/modules,
+#                 e.g. 6.1.0-56-amd64 and 6.12.117+deb12-amd64)
 #   --keep        keep the temporary directory (its name is printed)
 #
 # TAP on stdout; the build's, dkms's and lintian's logs stay in the
@@ -27,7 +28,8 @@
 # headers (tools/install-deps installs them); dkms runs only as root (with
 # --dkmstree, --sourcetree and --installtree in the temporary directory and
 # a throw-away signing key), else kmod/ is built with make as dkms would.
-# Takes 1.5 to 3.5 minutes on 2 cores (the build 30-50 s, dkms 35-60 s).
+# Takes 1.5 to 3.5 minutes on 2 cores (the build 30-50 s, dkms 35-60 s
+# per kernel).
 
 set -uo pipefail
 
@@ -38,12 +40,12 @@ export LC_ALL=C.UTF-8
 
 build_only=0
 out=
-kver=
+kvers=()
 keep=0
 
 usage()
 {
-	sed -n '14,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '14,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 	exit "${1:-0}"
 }
 
@@ -51,7 +53,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--build-only) build_only=1 ;;
 	--out) out=$2; shift ;;
-	--kver) kver=$2; shift ;;
+	--kver) kvers+=("$2"); shift ;;
 	--keep) keep=1 ;;
 	-h|--help) usage 0 ;;
 	*) usage 2 >&2 ;;
@@ -129,20 +131,27 @@ copy_tree()
 	fi
 }
 
-# a kernel with headers that dkms.conf's BUILD_EXCLUSIVE_KERNEL accepts
-pick_kernel()
+# the kernels with headers that dkms.conf's BUILD_EXCLUSIVE_KERNEL
+# accepts, the newest of each series (6.1, 6.12), one a line
+pick_kernels()
 {
-	local re k best=
+	local re k
+	local -A best=()
 	re=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$TOP/dkms.conf")
-	for k in /lib/modules/*/build/Makefile; do
-		[ -f "$k" ] || continue
-		k=${k#/lib/modules/}
-		k=${k%/build/Makefile}
+	while IFS= read -r k; do
 		[[ -z $re || $k =~ $re ]] || continue
-		best=$k
-	done
-	echo "$best"
+		[[ $k =~ ^[0-9]+\.[0-9]+ ]] || continue
+		best[${BASH_REMATCH[0]}]=$k
+	done < <(for k in /lib/modules/*/build/Makefile; do
+			[ -f "$k" ] || continue
+			k=${k#/lib/modules/}
+			echo "${k%/build/Makefile}"
+		done | sort -V)
+	for k in "${best[@]}"; do
+		echo "$k"
+	done | sort -V
 }
+[ ${#kvers[@]} -gt 0 ] || mapfile -t kvers < <(pick_kernels)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dlcp-deb.XXXXXX") || exit 1
 src=$tmp/dlcp-$VERSION
@@ -153,7 +162,8 @@ echo "TAP version 13"
 if [ "$build_only" = 1 ]; then
 	echo "1..1"
 else
-	echo "1..15"
+	# one dkms build per kernel, one skip without any
+	echo "1..$((14 + (${#kvers[@]} > 0 ? ${#kvers[@]} : 1)))"
 fi
 
 # ------------------------------------------------------------------ build
@@ -407,48 +417,58 @@ dsrc=$root/usr/src/dlcp-$VERSION
 result $? "dlcp-dkms: the module's sources and dkms.conf in /usr/src/dlcp-$VERSION, dkms in postinst and prerm" \
 	"$tmp/dkms-pkg.log"
 
-[ -n "$kver" ] || kver=$(pick_kernel)
 dkms_args=(--dkmstree "$tmp/dkms" --sourcetree "$root/usr/src" --installtree "$tmp/dkms-install")
 use_dkms=0
 command -v dkms > /dev/null && [ "$(id -u)" = 0 ] && use_dkms=1
-if [ -z "$kver" ] || [ ! -f "/lib/modules/$kver/build/Makefile" ]; then
-	skip "dlcp-dkms: the module builds" "no headers of a kernel dkms.conf accepts (linux-headers-6.1*)"
-else
-	mkdir -p "$tmp/dkms" "$tmp/dkms-install"
+mkdir -p "$tmp/dkms" "$tmp/dkms-install"
+if [ ${#kvers[@]} = 0 ]; then
+	skip "dlcp-dkms: the module builds" \
+		"no headers of a kernel dkms.conf accepts (linux-headers-6.1*, linux-headers-6.12*)"
+elif [ "$use_dkms" = 1 ]; then
+	# a throw-away signing key, not /var/lib/dkms/mok.key
+	mok_signing_key=$tmp/mok.key mok_certificate=$tmp/mok.pub \
+		dkms add -m dlcp -v "$VERSION" "${dkms_args[@]}" > "$tmp/dkms-add.log" 2>&1
+fi
+for kver in "${kvers[@]}"; do
+	log=$tmp/dkms-$kver.log
 	start=$SECONDS
-	if [ "$use_dkms" = 1 ]; then
+	if [ ! -f "/lib/modules/$kver/build/Makefile" ]; then
+		echo "no /lib/modules/$kver/build/Makefile" > "$log"
+		rc=1
+		how="the module builds"
+	elif [ "$use_dkms" = 1 ]; then
 		how="dkms build"
-		# a throw-away signing key, not /var/lib/dkms/mok.key
-		{
-			mok_signing_key=$tmp/mok.key mok_certificate=$tmp/mok.pub \
-				dkms add -m dlcp -v "$VERSION" "${dkms_args[@]}" &&
-				mok_signing_key=$tmp/mok.key mok_certificate=$tmp/mok.pub \
-				dkms build -m dlcp -v "$VERSION" -k "$kver" -j 2 "${dkms_args[@]}"
-		} > "$tmp/dkms.log" 2>&1
+		cat "$tmp/dkms-add.log" > "$log"
+		mok_signing_key=$tmp/mok.key mok_certificate=$tmp/mok.pub \
+			dkms build -m dlcp -v "$VERSION" -k "$kver" -j 2 "${dkms_args[@]}" \
+			>> "$log" 2>&1
 		rc=$?
+		# compressed as the kernel's own modules (6.12: dlcp.ko.xz)
 		ko=$tmp/dkms/dlcp/$VERSION/$kver/$(uname -m)/module/dlcp.ko
+		[ -f "$ko" ] || ko=$(compgen -G "$ko.*" | head -n 1)
 	else
 		how="make -C kmod, as dkms.conf says (no dkms or not root)"
-		cp -a "$dsrc" "$tmp/dkms/src"
-		make -C "$tmp/dkms/src/kmod" KDIR="/lib/modules/$kver/build" -j2 \
-			> "$tmp/dkms.log" 2>&1
+		cp -a "$dsrc" "$tmp/dkms/src-$kver"
+		make -C "$tmp/dkms/src-$kver/kmod" KDIR="/lib/modules/$kver/build" -j2 \
+			> "$log" 2>&1
 		rc=$?
-		ko=$tmp/dkms/src/kmod/dlcp.ko
+		ko=$tmp/dkms/src-$kver/kmod/dlcp.ko
 	fi
 	if [ "$rc" = 0 ]; then
 		{
 			ls -l "$ko" && modinfo "$ko" | grep -E '^(version|vermagic|signer):' &&
 				[ "$(modinfo -F version "$ko")" = "$VERSION" ] &&
 				[ "$(modinfo -F vermagic "$ko" | awk '{ print $1 }')" = "$kver" ]
-		} >> "$tmp/dkms.log" 2>&1
+		} >> "$log" 2>&1
 		rc=$?
 	fi
 	result $rc "dlcp-dkms: $how makes dlcp.ko $VERSION for $kver ($((SECONDS - start)) s)" \
-		"$tmp/dkms.log"
-fi
+		"$log"
+done
 
-# a kernel the module does not build against: skipped, not failed
-other=6.12.0-0-amd64
+# a kernel the module is not built for (neither 6.1 nor 6.12): skipped,
+# not failed
+other=6.6.0-0-amd64
 if [ "$use_dkms" = 0 ] || [ ! -d "$tmp/dkms/dlcp" ]; then
 	skip "dlcp-dkms: dkms skips kernel $other (BUILD_EXCLUSIVE_KERNEL)" "dkms did not run"
 else
