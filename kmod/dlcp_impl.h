@@ -62,7 +62,8 @@
  * ------
  * A message is held in a page array (struct dlcp_buf). The sender copies
  * the message in sendmsg() and charges it to dlcp_sock.snd_mem, bounded by
- * max(SO_SNDBUF, net.dlcp.wmem). The receiver allocates zeroed pages as data
+ * max(SO_SNDBUF, net.dlcp.wmem), and its pages to the protocol, bounded
+ * by net.dlcp.mem (dlcp_mem.c). The receiver allocates zeroed pages as data
  * arrives (so a hostile length field costs nothing until data comes, and
  * lost bytes are zero without extra work) and charges them, with all the
  * state of incoming messages, to sk_rmem_alloc, bounded by max(SO_RCVBUF,
@@ -141,6 +142,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_RETRANS_REPORTED,	/* retransmission: gap in a report */
 	DLCP_MIB_RETRANS_TIMEOUT,	/* retransmission: guard timer */
 	DLCP_MIB_OUT_MSGS,		/* messages accepted by sendmsg */
+	DLCP_MIB_OUT_PROTOMEM,		/* sendmsg refused: net.dlcp.mem */
 	DLCP_MIB_OUT_MSGS_DONE,		/* STOP received */
 	DLCP_MIB_OUT_MSGS_FAILED,	/* no answer within msg_timeout */
 	DLCP_MIB_OUT_MSGS_LOSSY,	/* STOP reported bytes given up */
@@ -1116,6 +1118,8 @@ enum dlcp_mib_field dlcp_mem_schedule(struct sock *sk, u32 bytes);
 void dlcp_mem_charge(struct sock *sk, u32 bytes);
 void dlcp_mem_uncharge(struct sock *sk, u32 bytes);
 void dlcp_mem_errq_owner(struct sk_buff *skb, struct sock *sk);
+bool dlcp_mem_charge_snd(struct sock *sk, u32 bytes);
+void dlcp_mem_uncharge_snd(struct sock *sk, u32 bytes);
 
 /* dlcp_intab.c */
 int dlcp_intab_init(struct dlcp_sock *dsk);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DLCP receive memory accounting.
+ * DLCP memory accounting: receive memory, and the protocol's share of
+ * send memory.
  *
  * Everything a socket holds for incoming messages is charged to it: the
  * pages of the data, the message state, its range array and the xarray
@@ -20,6 +21,12 @@
  * (dlcp_mem_schedule()), then charges what it took (dlcp_mem_charge()).
  * sk_forward_alloc is protected by dlcp_sock.lock (asserted: lockdep);
  * sk_rmem_alloc is atomic, read without it.
+ *
+ * The pages of outgoing messages count in the protocol's pages too, from
+ * sendmsg() until the message is freed, and sendmsg() fails with ENOBUFS
+ * at the hard limit (dlcp_mem_charge_snd()); the per-socket limit for
+ * them is max(SO_SNDBUF, net.dlcp.wmem) (dlcp_sock.c), and the pages are
+ * charged to the memory cgroup as they are allocated (GFP_KERNEL_ACCOUNT).
  */
 #include <linux/mm.h>
 #include <linux/swap.h>
@@ -98,4 +105,28 @@ void dlcp_mem_uncharge(struct sock *sk, u32 bytes)
 	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	atomic_sub(bytes, &sk->sk_rmem_alloc);
 	sk_mem_uncharge(sk, bytes);
+}
+
+/*
+ * Count the @bytes of an outgoing message of @sk in the protocol's pages;
+ * false, counting nothing, if that would pass the hard limit of
+ * net.dlcp.mem.
+ */
+bool dlcp_mem_charge_snd(struct sock *sk, u32 bytes)
+{
+	long pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
+
+	if (atomic_long_add_return(pages, &dlcp_memory_allocated) >
+	    sk_prot_mem_limits(sk, 2)) {
+		atomic_long_sub(pages, &dlcp_memory_allocated);
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_PROTOMEM);
+		return false;
+	}
+	return true;
+}
+
+/* Return what dlcp_mem_charge_snd() counted for @bytes. */
+void dlcp_mem_uncharge_snd(struct sock *sk, u32 bytes)
+{
+	atomic_long_sub(DIV_ROUND_UP(bytes, PAGE_SIZE), &dlcp_memory_allocated);
 }

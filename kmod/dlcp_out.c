@@ -742,6 +742,7 @@ void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	list_del(&m->node);
 	dsk->nr_out_msgs--;
 	dsk->snd_mem -= m->len;
+	dlcp_mem_uncharge_snd(sk, m->len);
 	dlcp_peer_put(m->peer);
 	dlcp_out_release_msg(m);
 }

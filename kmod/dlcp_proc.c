@@ -65,6 +65,7 @@ const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
 	[DLCP_MIB_RETRANS_REPORTED]	= "DlcpRetransReported",
 	[DLCP_MIB_RETRANS_TIMEOUT]	= "DlcpRetransTimeout",
 	[DLCP_MIB_OUT_MSGS]		= "DlcpOutMsgs",
+	[DLCP_MIB_OUT_PROTOMEM]		= "DlcpOutProtoMem",
 	[DLCP_MIB_OUT_MSGS_DONE]	= "DlcpOutMsgsDone",
 	[DLCP_MIB_OUT_MSGS_FAILED]	= "DlcpOutMsgsFailed",
 	[DLCP_MIB_OUT_MSGS_LOSSY]	= "DlcpOutMsgsLossy",

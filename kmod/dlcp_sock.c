@@ -352,7 +352,10 @@ static bool dlcp_snd_room(struct sock *sk, u32 len)
 	return !used || used + len <= dlcp_sndbuf_limit(sk);
 }
 
-/* Wait until @len bytes of send memory are free, then reserve them. */
+/*
+ * Wait until @len bytes of send memory are free, then reserve them, and
+ * count them in the protocol's pages (ENOBUFS at net.dlcp.mem's limit).
+ */
 static int dlcp_reserve_snd(struct sock *sk, u32 len, bool nonblock)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
@@ -384,6 +387,12 @@ static int dlcp_reserve_snd(struct sock *sk, u32 len, bool nonblock)
 		timeo = wait_woken(&wait, TASK_INTERRUPTIBLE, timeo);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
+	if (!err && !dlcp_mem_charge_snd(sk, len)) {
+		spin_lock_bh(&dsk->lock);
+		dsk->snd_mem -= len;
+		spin_unlock_bh(&dsk->lock);
+		err = -ENOBUFS;
+	}
 	return err;
 }
 
@@ -394,6 +403,7 @@ static void dlcp_unreserve_snd(struct sock *sk, u32 len)
 	spin_lock_bh(&dsk->lock);
 	dsk->snd_mem -= len;
 	spin_unlock_bh(&dsk->lock);
+	dlcp_mem_uncharge_snd(sk, len);
 	dlcp_write_space(sk);
 }
 
