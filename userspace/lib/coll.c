@@ -20,6 +20,8 @@
 #include <sys/uio.h>
 
 #include "libdlcp.h"
+#include "addr.h"
+#include "clock.h"
 #include "libdlcp_int.h"
 
 #define COLL_MAGIC	0x444c4343u	/* "DLCC" */
@@ -137,12 +139,12 @@ int dlcp_group_open_ep(struct dlcp_group **gp, struct dlcp_ep *ep, int rank,
 	}
 	memcpy(g->addrs, addrs, (size_t)world * sizeof(*addrs));
 	/* this rank's entry is where it is bound (the port may have been 0) */
-	if (!dlcp__sa_is_any((const struct sockaddr *)&me) ||
+	if (!dlcp_addr_is_any((const struct sockaddr *)&me) ||
 	    g->addrs[rank].ss_family != me.ss_family)
 		g->addrs[rank] = me;
 	else
-		dlcp__sa_set_port((struct sockaddr *)&g->addrs[rank],
-				  dlcp__sa_port((const struct sockaddr *)&me));
+		dlcp_addr_set_port((struct sockaddr *)&g->addrs[rank],
+				  dlcp_addr_port((const struct sockaddr *)&me));
 	g->rank = rank;
 	g->world = world;
 	g->timeout_ms = group_timeout(timeout_ms);
@@ -359,15 +361,15 @@ int dlcp_group_addr(const struct dlcp_group *g, int r,
 static int rank_of(const struct dlcp_group *g, const struct sockaddr_storage *a)
 {
 	const struct sockaddr *sa = (const struct sockaddr *)a;
-	uint16_t port = dlcp__sa_port(sa);
+	uint16_t port = dlcp_addr_port(sa);
 	int i;
 
 	for (i = 0; i < g->world; i++) {
 		const struct sockaddr *x = (const struct sockaddr *)&g->addrs[i];
 
-		if (dlcp__sa_port(x) != port || x->sa_family != sa->sa_family)
+		if (dlcp_addr_port(x) != port || x->sa_family != sa->sa_family)
 			continue;
-		if (dlcp__sa_same(x, sa) || dlcp__sa_is_any(x))
+		if (dlcp_addr_same(x, sa) || dlcp_addr_is_any(x))
 			return i;
 	}
 	return -1;
@@ -393,7 +395,7 @@ static int recv_match(struct dlcp_group *g, int src, uint32_t tid,
 		      uint32_t iteration, uint32_t tag, int timeout_ms,
 		      struct stash **out)
 {
-	long deadline = dlcp__now_ms() + timeout_ms;
+	long deadline = dlcp_clock_ms() + timeout_ms;
 	struct stash **pp, *s;
 
 	for (pp = &g->stash; (s = *pp); pp = &s->next) {
@@ -414,7 +416,7 @@ static int recv_match(struct dlcp_group *g, int src, uint32_t tid,
 		}
 	}
 	for (;;) {
-		long left = deadline - dlcp__now_ms();
+		long left = deadline - dlcp_clock_ms();
 		long r;
 		int e;
 

@@ -8,7 +8,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-long dlcp__now_ms(void);
+#pragma GCC visibility push(hidden)
 
 /* coll.c, for qcoll.c: message keys, the stash, aborts */
 struct dlcp_group;
@@ -25,13 +25,6 @@ uint32_t dlcp__mk_tid(uint32_t tag, int kind, uint32_t step);
 void dlcp__send_abort(struct dlcp_group *g, uint32_t tag, uint32_t iteration,
 		      size_t n, int error);
 
-/* helpers.c: socket addresses of either family (AF_INET, AF_INET6) */
-socklen_t dlcp__sa_len(const struct sockaddr *sa);	/* 0: other family */
-int dlcp__sa_same(const struct sockaddr *a, const struct sockaddr *b);
-int dlcp__sa_is_any(const struct sockaddr *sa);
-uint16_t dlcp__sa_port(const struct sockaddr *sa);	/* network order */
-void dlcp__sa_set_port(struct sockaddr *sa, uint16_t port_be);
-/* an IPv4-mapped IPv6 address becomes the plain IPv4 one */
-void dlcp__sa_unmap(struct sockaddr_storage *ss);
+#pragma GCC visibility pop
 
 #endif

@@ -1,0 +1,8 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# libdlcp's sources, for its Makefile and the test programs (which compile
+# them in, with the sanitizers), relative to userspace/lib.
+
+LIBDLCP_SRCS	:= ep.c transport_dlcp.c transport_tcp.c addr.c helpers.c \
+		   coll.c quant.c qcoll.c
+LIBDLCP_HDRS	:= libdlcp.h libdlcp_int.h addr.h clock.h transport.h
