@@ -27,7 +27,8 @@
 #include <sys/uio.h>
 
 #include "libdlcp.h"
-#include "libdlcp_int.h"
+#include "frame.h"
+#include "group.h"
 
 #define QMAGIC		0x444c4351u	/* "DLCQ" */
 #define QVERSION	1
@@ -154,7 +155,7 @@ static int qc_init(struct qc *c, struct dlcp_group *g, size_t n,
 	}
 	c->seed = seed;
 	c->reduce = o->reduce;
-	c->timeout_ms = o->timeout_ms ? o->timeout_ms : dlcp__group_timeout(g);
+	c->timeout_ms = o->timeout_ms ? o->timeout_ms : g->timeout_ms;
 	/* 16-bit elements stay whole in a packet only if segments are even */
 	ep = dlcp_group_ep(g);
 	c->wide16 = !(dlcp_ep_segment_size(ep) & 1);
@@ -169,7 +170,7 @@ static int qflags(const struct dlcp_quant_opts *q)
 static int qfail(struct qc *c, int err)
 {
 	if (err == -EMSGSIZE || err == -EINVAL || err == -EPROTO || err == -EIO)
-		dlcp__send_abort(c->g, c->o->tag, c->o->iteration, c->n, err);
+		dlcp_frame_send_abort(c->g, c->o->tag, c->o->iteration, c->n, err);
 	return err;
 }
 
@@ -189,8 +190,6 @@ static int send_q(struct qc *c, int dst, int kind, uint32_t step,
 	struct iovec iov[2];
 	size_t i, nruns = 0, hl, dl;
 	int width = len ? dlcp_qwidth(v, len) : 8, err;
-	const struct sockaddr *dst_sa;
-	socklen_t dst_len;
 	char *hbuf, *data;
 
 	if (width == 16 && !c->wide16)
@@ -252,7 +251,7 @@ static int send_q(struct qc *c, int dst, int kind, uint32_t step,
 	iov[1].iov_len = dl;
 	crit.offset = 0;
 	crit.len = (uint32_t)hl;
-	m.tensor_id = dlcp__mk_tid(c->o->tag, kind, step);
+	m.tensor_id = dlcp_frame_tid(c->o->tag, kind, step);
 	m.iteration = c->o->iteration;
 	m.layer = c->o->layer;
 	m.dtype = width == 32 ? DLCP_DTYPE_INT32 : DLCP_DTYPE_INT8;
@@ -263,9 +262,7 @@ static int send_q(struct qc *c, int dst, int kind, uint32_t step,
 	} else {
 		m.flags = DLCP_MSG_CRITICAL;
 	}
-	dst_sa = dlcp__group_addr(c->g, dst, &dst_len);
-	err = dlcp_send_tensorv_sa(dlcp_group_ep(c->g), dst_sa, dst_len, iov,
-				   len ? 2 : 1, &m);
+	err = dlcp_group_send(c->g, dst, iov, len ? 2 : 1, &m);
 	free(hbuf);
 	if (!err && c->st) {
 		c->st->msgs_sent++;
@@ -283,19 +280,22 @@ static int recv_q(struct qc *c, int src, int kind, uint32_t step,
 		  uint32_t chunk, size_t off, size_t len, int32_t *v,
 		  uint32_t *in_cnt, float *peer_max)
 {
+	struct dlcp_group_msg *msg;
 	struct dlcp_tensor_info info;
-	struct dlcp_range *lost = NULL;
+	struct dlcp_range *lost;
 	const struct qhdr *h;
 	const struct qrun *runs;
-	void *buf = NULL;
+	void *buf;
 	size_t i, j, wb;
 	int err;
 
-	err = dlcp__recv_msg(c->g, src, dlcp__mk_tid(c->o->tag, kind, step),
-			     c->o->iteration, c->o->tag, c->timeout_ms, &buf,
-			     &info, &lost);
+	err = dlcp_frame_wait(c->g, src, dlcp_frame_tid(c->o->tag, kind, step),
+			      c->o->iteration, c->o->tag, c->timeout_ms, &msg);
 	if (err)
 		return err;
+	buf = msg->buf;
+	info = msg->info;
+	lost = msg->lost;
 	h = buf;
 	if (info.msg_len < sizeof(*h) || h->magic != QMAGIC ||
 	    h->version != QVERSION || h->kind != kind || h->step != step ||
@@ -370,8 +370,7 @@ done:
 	if (c->st)
 		c->st->msgs_recv++;
 out:
-	free(buf);
-	free(lost);
+	dlcp_group_msg_free(msg);
 	return err;
 }
 

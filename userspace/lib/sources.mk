@@ -4,5 +4,7 @@
 # them in, with the sanitizers), relative to userspace/lib.
 
 LIBDLCP_SRCS	:= ep.c transport_dlcp.c transport_tcp.c addr.c helpers.c \
-		   coll.c quant.c qcoll.c
-LIBDLCP_HDRS	:= libdlcp.h libdlcp_int.h addr.h clock.h transport.h
+		   group.c rendezvous.c frame.c coll.c allreduce_ring.c \
+		   allreduce_direct.c ps.c barrier.c quant.c qcoll.c
+LIBDLCP_HDRS	:= libdlcp.h addr.h clock.h transport.h group.h frame.h \
+		   coll.h
