@@ -26,7 +26,7 @@ int dlcp_allreduce_direct_rs(struct dlcp_coll *c, const void *vec, void *acc,
 	for (j = 1; j < N; j++) {
 		int dst = (r + j) % N;
 
-		dlcp_chunk_range(c->n, (unsigned int)N, (unsigned int)dst, &off,
+		dlcp_chunk_range(c->m, (unsigned int)N, (unsigned int)dst, &off,
 				 &len);
 		err = dlcp_frame_send(c, dst, DLCP_FRAME_RS_DIRECT, 0,
 				      (uint32_t)dst, own + off * c->esz, off,
@@ -34,7 +34,7 @@ int dlcp_allreduce_direct_rs(struct dlcp_coll *c, const void *vec, void *acc,
 		if (err)
 			return err;
 	}
-	dlcp_chunk_range(c->n, (unsigned int)N, (unsigned int)r, &off, &len);
+	dlcp_chunk_range(c->m, (unsigned int)N, (unsigned int)r, &off, &len);
 	in_cnt = malloc((len ? len : 1) * sizeof(*in_cnt));
 	if (!in_cnt)
 		return -ENOMEM;
@@ -59,7 +59,7 @@ int dlcp_allreduce_direct_ag(struct dlcp_coll *c, void *vec, uint32_t *cnt,
 
 	if (N == 1)
 		return 0;
-	dlcp_chunk_range(c->n, (unsigned int)N, (unsigned int)r, &off, &len);
+	dlcp_chunk_range(c->m, (unsigned int)N, (unsigned int)r, &off, &len);
 	for (j = 1; j < N; j++) {
 		err = dlcp_frame_send(c, (r + j) % N, DLCP_FRAME_AG_DIRECT, 0,
 				      (uint32_t)r, buf + off * c->esz, off, len,
@@ -67,14 +67,14 @@ int dlcp_allreduce_direct_ag(struct dlcp_coll *c, void *vec, uint32_t *cnt,
 		if (err)
 			return err;
 	}
-	dlcp_chunk_range(c->n, (unsigned int)N, 0, &off, &len);
+	dlcp_chunk_range(c->m, (unsigned int)N, 0, &off, &len);
 	in_cnt = malloc((len ? len : 1) * sizeof(*in_cnt));
 	if (!in_cnt)
 		return -ENOMEM;
 	for (j = 1; j < N && !err; j++) {
 		int src = (r + N - j) % N;
 
-		dlcp_chunk_range(c->n, (unsigned int)N, (unsigned int)src, &off,
+		dlcp_chunk_range(c->m, (unsigned int)N, (unsigned int)src, &off,
 				 &len);
 		err = dlcp_coll_recv_merge(c, src, DLCP_FRAME_AG_DIRECT, 0,
 					   (uint32_t)src, off, len, buf, cnt,

@@ -29,7 +29,7 @@ int dlcp_allreduce_ring_rs(struct dlcp_coll *c, const void *vec, void *acc,
 	uint32_t *in_cnt;
 	size_t off, len, i;
 
-	dlcp_chunk_range(c->n, (unsigned int)N, 0, &off, &len);
+	dlcp_chunk_range(c->m, (unsigned int)N, 0, &off, &len);
 	in_cnt = malloc((len ? len : 1) * sizeof(*in_cnt));
 	if (!in_cnt)
 		return -ENOMEM;
@@ -42,23 +42,23 @@ int dlcp_allreduce_ring_rs(struct dlcp_coll *c, const void *vec, void *acc,
 		unsigned int sc = (unsigned int)((r - s - 1 + 2 * N) % N);
 		unsigned int rc = (unsigned int)((r - s - 2 + 2 * N) % N);
 
-		dlcp_chunk_range(c->n, (unsigned int)N, sc, &off, &len);
+		dlcp_chunk_range(c->m, (unsigned int)N, sc, &off, &len);
 		if (s == 0)
-			err = dlcp_frame_send(c, right, DLCP_FRAME_RS, 0, sc,
+			err = dlcp_frame_send(c, right, c->fmt->kind_rs, 0, sc,
 					      own + off * c->esz, off, len, NULL,
 					      1, c->o->budget_ppm);
 		else
-			err = dlcp_frame_send(c, right, DLCP_FRAME_RS,
+			err = dlcp_frame_send(c, right, c->fmt->kind_rs,
 					      (uint32_t)s, sc, acc, off, len,
 					      cnt, (uint32_t)s + 1,
 					      c->o->budget_ppm);
 		if (err)
 			break;
-		dlcp_chunk_range(c->n, (unsigned int)N, rc, &off, &len);
+		dlcp_chunk_range(c->m, (unsigned int)N, rc, &off, &len);
 		memcpy(acc, own + off * c->esz, len * c->esz);
 		for (i = 0; i < len; i++)
 			cnt[i] = 1;
-		err = dlcp_coll_recv_add(c, left, DLCP_FRAME_RS, (uint32_t)s,
+		err = dlcp_coll_recv_add(c, left, c->fmt->kind_rs, (uint32_t)s,
 					 rc, off, len, acc, cnt, in_cnt);
 		if (err)
 			break;
@@ -81,7 +81,7 @@ int dlcp_allreduce_ring_ag(struct dlcp_coll *c, void *vec, uint32_t *cnt,
 	size_t off, len;
 
 	if (N > 1) {
-		dlcp_chunk_range(c->n, (unsigned int)N, 0, &off, &len);
+		dlcp_chunk_range(c->m, (unsigned int)N, 0, &off, &len);
 		in_cnt = malloc((len ? len : 1) * sizeof(*in_cnt));
 		if (!in_cnt)
 			return -ENOMEM;
@@ -90,14 +90,14 @@ int dlcp_allreduce_ring_ag(struct dlcp_coll *c, void *vec, uint32_t *cnt,
 		unsigned int sc = (unsigned int)((r - s + N) % N);
 		unsigned int rc = (unsigned int)((r - s - 1 + 2 * N) % N);
 
-		dlcp_chunk_range(c->n, (unsigned int)N, sc, &off, &len);
-		err = dlcp_frame_send(c, right, DLCP_FRAME_AG, (uint32_t)s, sc,
+		dlcp_chunk_range(c->m, (unsigned int)N, sc, &off, &len);
+		err = dlcp_frame_send(c, right, c->fmt->kind_ag, (uint32_t)s, sc,
 				      buf + off * c->esz, off, len, cnt + off,
 				      base, c->o->budget2_ppm);
 		if (err)
 			break;
-		dlcp_chunk_range(c->n, (unsigned int)N, rc, &off, &len);
-		err = dlcp_coll_recv_merge(c, left, DLCP_FRAME_AG, (uint32_t)s,
+		dlcp_chunk_range(c->m, (unsigned int)N, rc, &off, &len);
+		err = dlcp_coll_recv_merge(c, left, c->fmt->kind_ag, (uint32_t)s,
 					   rc, off, len, buf, cnt, in_cnt,
 					   merge);
 		if (err)

@@ -14,25 +14,42 @@
 #include "frame.h"
 #include "group.h"
 
-int dlcp_coll_init(struct dlcp_coll *c, struct dlcp_group *g, size_t n,
-		   int dtype, const struct dlcp_coll_opts *o)
+int dlcp_coll_check(const struct dlcp_group *g, const struct dlcp_coll_opts *o)
 {
-	memset(c, 0, sizeof(*c));
-	if (!g || !o || (dtype != DLCP_DTYPE_FP32 && dtype != DLCP_DTYPE_INT32) ||
-	    o->reduce < 0 || o->reduce >= __DLCP_REDUCE_MAX ||
+	if (!g || !o || o->reduce < 0 || o->reduce >= __DLCP_REDUCE_MAX ||
 	    o->budget_ppm > DLCP_PPM_MAX || o->budget2_ppm > DLCP_PPM_MAX ||
-	    o->timeout_ms < 0 || o->algo < 0 || o->algo >= __DLCP_ALGO_MAX)
+	    o->timeout_ms < 0)
 		return -EINVAL;
+	return 0;
+}
+
+void dlcp_coll_setup(struct dlcp_coll *c, struct dlcp_group *g,
+		     const struct dlcp_coll_opts *o,
+		     const struct dlcp_frame_format *fmt, size_t n, size_t m,
+		     int dtype)
+{
 	c->g = g;
 	c->o = o;
 	c->st = o->stats;
 	if (c->st)
 		memset(c->st, 0, sizeof(*c->st));
+	c->fmt = fmt;
 	c->n = n;
+	c->m = m;
 	c->dtype = dtype;
 	c->esz = 4;
 	c->reduce = o->reduce;
 	c->timeout_ms = o->timeout_ms ? o->timeout_ms : g->timeout_ms;
+}
+
+int dlcp_coll_init(struct dlcp_coll *c, struct dlcp_group *g, size_t n,
+		   int dtype, const struct dlcp_coll_opts *o)
+{
+	memset(c, 0, sizeof(*c));
+	if ((dtype != DLCP_DTYPE_FP32 && dtype != DLCP_DTYPE_INT32) ||
+	    dlcp_coll_check(g, o) || o->algo < 0 || o->algo >= __DLCP_ALGO_MAX)
+		return -EINVAL;
+	dlcp_coll_setup(c, g, o, &dlcp_frame_plain, n, n, dtype);
 	if (n > UINT32_MAX / 4)
 		return -EMSGSIZE;
 	return 0;
@@ -105,7 +122,7 @@ static int rs_run(struct dlcp_coll *c, char *buf)
 	long k;
 	int err;
 
-	dlcp_chunk_range(c->n, (unsigned int)N, 0, &off, &len);
+	dlcp_chunk_range(c->m, (unsigned int)N, 0, &off, &len);
 	tcnt = malloc((len ? len : 1) * sizeof(*tcnt));
 	tmp = malloc((len ? len : 1) * c->esz);
 	if (!tcnt || !tmp) {
@@ -118,7 +135,7 @@ static int rs_run(struct dlcp_coll *c, char *buf)
 		err = dlcp_allreduce_ring_rs(c, buf, tmp, tcnt);
 	if (err || N == 1)	/* one contribution: every mode gives it back */
 		goto out;
-	dlcp_chunk_range(c->n, (unsigned int)N, (unsigned int)c->g->rank, &off,
+	dlcp_chunk_range(c->m, (unsigned int)N, (unsigned int)c->g->rank, &off,
 			 &len);
 	k = dlcp_reduce_finalize(c->dtype, tmp, tcnt, len, c->reduce,
 				 (unsigned int)N, NULL);

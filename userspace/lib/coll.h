@@ -2,7 +2,11 @@
 /*
  * libdlcp collectives: the state of one collective call, shared by the
  * algorithms (allreduce_ring.c, allreduce_direct.c, ps.c, barrier.c) and
- * the frame codec (frame.c) that carries their chunks.
+ * the frame codec (frame.c) that carries their chunks. The algorithms work
+ * on a vector of c->m elements of c->dtype that add up with
+ * dlcp_reduce_accumulate(): the caller's FP32/INT32 tensor itself
+ * (coll.c, ps.c), or its quantized integers (qcoll.c), which travel in a
+ * format of their own (c->fmt).
  */
 #ifndef DLCP_COLL_H
 #define DLCP_COLL_H
@@ -14,13 +18,17 @@
 
 #pragma GCC visibility push(hidden)
 
+struct dlcp_frame_format;
+
 struct dlcp_coll {
 	struct dlcp_group *g;
 	const struct dlcp_coll_opts *o;
 	struct dlcp_coll_stats *st;	/* o->stats, zeroed; may be NULL */
-	size_t n;		/* elements of the tensor */
-	size_t esz;		/* bytes an element */
-	int dtype;		/* FP32 or INT32 */
+	const struct dlcp_frame_format *fmt;
+	size_t n;		/* elements of the caller's tensor */
+	size_t m;		/* elements of the vector the algorithms cut */
+	size_t esz;		/* bytes of one of them */
+	int dtype;		/* theirs: FP32 or INT32 */
 	int reduce;		/* enum dlcp_reduce */
 	int timeout_ms;		/* of every wait */
 	/* all-gather: an element that stays missing keeps this rank's own
@@ -36,8 +44,16 @@ typedef void dlcp_coll_merge_fn(struct dlcp_coll *c, void *vec, uint32_t *cnt,
 				size_t off, size_t len, const void *data,
 				const uint32_t *in_cnt);
 
-/* Check the arguments of a collective on @n elements of @dtype and set @c
- * up. 0, -EINVAL or -EMSGSIZE. */
+/* The options every collective checks: 0 or -EINVAL. */
+int dlcp_coll_check(const struct dlcp_group *g, const struct dlcp_coll_opts *o);
+/* Set @c up for a vector of @m elements of @dtype carried in @fmt, for a
+ * tensor of @n elements; o->stats zeroed. */
+void dlcp_coll_setup(struct dlcp_coll *c, struct dlcp_group *g,
+		     const struct dlcp_coll_opts *o,
+		     const struct dlcp_frame_format *fmt, size_t n, size_t m,
+		     int dtype);
+/* Check the arguments of a collective on @n elements of @dtype (FP32 or
+ * INT32, plain format) and set @c up. 0, -EINVAL or -EMSGSIZE. */
 int dlcp_coll_init(struct dlcp_coll *c, struct dlcp_group *g, size_t n,
 		   int dtype, const struct dlcp_coll_opts *o);
 /* End a collective with @err: errors the other ranks cannot see for
@@ -63,7 +79,7 @@ void dlcp_coll_stats_sum(struct dlcp_coll_stats *t,
 			 const struct dlcp_coll_stats *b);
 
 /*
- * Reduce-scatter of @vec (c->n elements): afterwards @acc and @cnt hold
+ * Reduce-scatter of @vec (c->m elements): afterwards @acc and @cnt hold
  * the sums and the contributions counted of chunk rank (dlcp_chunk_range())
  * (N = 1: this rank's chunk, count 1); they must hold chunk 0, the
  * largest. @vec is only read.

@@ -35,25 +35,25 @@ int dlcp_ps_client(struct dlcp_coll *c, const void *vec,
 	int S = c->o->server;
 	int err;
 
-	err = dlcp_frame_send(c, S, DLCP_FRAME_PUSH, 0, (uint32_t)c->g->rank,
-			      vec, 0, c->n, NULL, 1, c->o->budget_ppm);
+	err = dlcp_frame_send(c, S, c->fmt->kind_push, 0, (uint32_t)c->g->rank,
+			      vec, 0, c->m, NULL, 1, c->o->budget_ppm);
 	if (!err)
-		err = dlcp_frame_recv(c, S, DLCP_FRAME_PULL, 0, 0, 0, c->n, in,
+		err = dlcp_frame_recv(c, S, c->fmt->kind_pull, 0, 0, 0, c->m, in,
 				      in_cnt);
 	return err;
 }
 
 int dlcp_ps_gather(struct dlcp_coll *c, void *acc, uint32_t *cnt)
 {
-	uint32_t *in_cnt = malloc((c->n ? c->n : 1) * sizeof(*in_cnt));
+	uint32_t *in_cnt = malloc((c->m ? c->m : 1) * sizeof(*in_cnt));
 	int i, err = 0;
 
 	if (!in_cnt)
 		return -ENOMEM;
 	for (i = 0; i < c->g->world && !err; i++)
 		if (i != c->o->server)
-			err = dlcp_coll_recv_add(c, i, DLCP_FRAME_PUSH, 0,
-						 (uint32_t)i, 0, c->n, acc, cnt,
+			err = dlcp_coll_recv_add(c, i, c->fmt->kind_push, 0,
+						 (uint32_t)i, 0, c->m, acc, cnt,
 						 in_cnt);
 	free(in_cnt);
 	return err;
@@ -67,7 +67,7 @@ int dlcp_ps_scatter(struct dlcp_coll *c, const void *acc, const uint32_t *cnt,
 	for (i = 0; i < c->g->world; i++) {
 		if (i == c->o->server)
 			continue;
-		err = dlcp_frame_send(c, i, DLCP_FRAME_PULL, 0, 0, acc, 0, c->n,
+		err = dlcp_frame_send(c, i, c->fmt->kind_pull, 0, 0, acc, 0, c->m,
 				      cnt, base, c->o->budget2_ppm);
 		if (err)
 			return err;

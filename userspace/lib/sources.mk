@@ -4,7 +4,8 @@
 # them in, with the sanitizers), relative to userspace/lib.
 
 LIBDLCP_SRCS	:= ep.c transport_dlcp.c transport_tcp.c addr.c helpers.c \
-		   group.c rendezvous.c frame.c coll.c allreduce_ring.c \
-		   allreduce_direct.c ps.c barrier.c quant.c qcoll.c
+		   group.c rendezvous.c frame.c frame_quant.c coll.c \
+		   allreduce_ring.c allreduce_direct.c ps.c barrier.c quant.c \
+		   qcoll.c
 LIBDLCP_HDRS	:= libdlcp.h addr.h clock.h transport.h group.h frame.h \
-		   coll.h
+		   coll.h qcoll.h
