@@ -50,7 +50,6 @@
  *
  * Exit status: 0 success, 1 run-time failure, 2 usage error.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -78,12 +77,13 @@
 
 #include <linux/dlcp.h>
 
+#include "dlcpstat_lib.h"
+
 #define PERF_MAGIC	0x444c5046u	/* "DLPF" */
 #define T_DATA		1
 #define T_ACK		2
 #define DEFAULT_PORT	5301
 #define MAX_SIZES	64
-#define MAX_CTRS	256
 #define MAX_MSG		(1u << 30)
 #define ACK_TENSOR	0xfffffff0u
 
@@ -747,72 +747,24 @@ static int run_server(void)
 /* Counters and CPU                                                    */
 /* ------------------------------------------------------------------ */
 
-struct ctr {
-	char name[64];
-	uint64_t val;
-};
-
-struct ctrs {
-	struct ctr c[MAX_CTRS];
-	unsigned int n;
-};
-
-static void read_dlcp_snmp(struct ctrs *s)
+/*
+ * The namespace's counters of the protocol under test: /proc/net/dlcp/snmp,
+ * or the Tcp table of /proc/net/snmp. Those of a file that cannot be read
+ * (no module) are simply not there.
+ */
+static void read_counters(struct dlcpstat_table *t)
 {
-	FILE *f = fopen("/proc/net/dlcp/snmp", "r");
-	char name[64];
-	unsigned long long v;
+	unsigned int bad;
 
-	s->n = 0;
-	if (!f)
-		return;
-	while (s->n < MAX_CTRS && fscanf(f, "%63s %llu", name, &v) == 2) {
-		snprintf(s->c[s->n].name, sizeof(s->c[s->n].name), "%s", name);
-		s->c[s->n].val = v;
-		s->n++;
-	}
-	fclose(f);
+	if (opt.proto == P_DLCP)
+		dlcpstat_read("/proc/net/dlcp/snmp", t, &bad);
+	else
+		dlcpstat_read_mib("/proc/net/snmp", "Tcp", t);
 }
 
-/* /proc/net/snmp: "Tcp: names..." line then "Tcp: values..." line */
-static void read_tcp_snmp(struct ctrs *s)
+static uint64_t ctr_get(const struct dlcpstat_table *t, const char *name)
 {
-	FILE *f = fopen("/proc/net/snmp", "r");
-	char names[2048], vals[2048];
-
-	s->n = 0;
-	if (!f)
-		return;
-	while (fgets(names, sizeof(names), f)) {
-		char *sn, *sv, *tn, *tv;
-
-		if (strncmp(names, "Tcp:", 4))
-			continue;
-		if (!fgets(vals, sizeof(vals), f))
-			break;
-		tn = strtok_r(names + 4, " \n", &sn);
-		tv = strtok_r(vals + 4, " \n", &sv);
-		while (tn && tv && s->n < MAX_CTRS) {
-			snprintf(s->c[s->n].name, sizeof(s->c[s->n].name),
-				 "Tcp%s", tn);
-			s->c[s->n].val = strtoull(tv, NULL, 10);
-			s->n++;
-			tn = strtok_r(NULL, " \n", &sn);
-			tv = strtok_r(NULL, " \n", &sv);
-		}
-		break;
-	}
-	fclose(f);
-}
-
-static uint64_t ctr_get(const struct ctrs *s, const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < s->n; i++)
-		if (!strcmp(s->c[i].name, name))
-			return s->c[i].val;
-	return 0;
+	return dlcpstat_get(t, name, NULL);
 }
 
 struct cpustat {
@@ -1126,21 +1078,22 @@ static bool wait_ack(int fd, uint64_t my_boot)
 	}
 }
 
-static void json_ctrs(FILE *o, const struct ctrs *a, const struct ctrs *b)
+static void json_ctrs(FILE *o, const struct dlcpstat_table *a,
+		      const struct dlcpstat_table *b)
 {
-	unsigned int i;
+	size_t i;
 
 	fputc('{', o);
-	for (i = 0; i < b->n; i++)
-		fprintf(o, "%s\"%s\":%" PRId64, i ? "," : "", b->c[i].name,
-			(int64_t)(b->c[i].val - ctr_get(a, b->c[i].name)));
+	for (i = 0; i < b->nr; i++)
+		fprintf(o, "%s\"%s\":%" PRId64, i ? "," : "", b->e[i].name,
+			(int64_t)(b->e[i].value - ctr_get(a, b->e[i].name)));
 	fputc('}', o);
 }
 
 static int run_client(void)
 {
 	struct sockaddr_in sin;
-	struct ctrs c0, c1;
+	struct dlcpstat_table c0 = { 0 }, c1 = { 0 };
 	struct cpustat s0, s1;
 	struct rusage ru0, ru1;
 	uint64_t my_boot = boot_id(), maxlen = 0, sent = 0, acked = 0;
@@ -1177,11 +1130,10 @@ static int run_client(void)
 			       sizeof(one)))
 			die("setsockopt(DLCP_RECVCOMPLETION): %s",
 			    strerror(errno));
-		read_dlcp_snmp(&c0);
 	} else {
 		fd = tcp_connect(&sin);
-		read_tcp_snmp(&c0);
 	}
+	read_counters(&c0);
 	read_cpustat(&s0);
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = now_ns();
@@ -1226,10 +1178,7 @@ static int run_client(void)
 	}
 	getrusage(RUSAGE_SELF, &ru1);
 	read_cpustat(&s1);
-	if (opt.proto == P_DLCP)
-		read_dlcp_snmp(&c1);
-	else
-		read_tcp_snmp(&c1);
+	read_counters(&c1);
 	close(fd);	/* DLCP: waits for unfinished messages (none) */
 
 	echo = boot_mismatch != 0;
@@ -1358,6 +1307,8 @@ static int run_client(void)
 	}
 	free(ct);
 	free(sct);
+	dlcpstat_free(&c0);
+	dlcpstat_free(&c1);
 	free(payload);
 	return completions_failed ? 1 : 0;
 }
