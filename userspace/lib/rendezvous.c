@@ -103,7 +103,8 @@ int dlcp_group_open_env(struct dlcp_group **gp, int base_port, int transport,
 			bp = 29600;
 		base_port = (int)bp;
 	}
-	if (base_port <= 0 || base_port + (same_host ? world : 0) > 65535)
+	/* same host: ports base_port .. base_port + world - 1 */
+	if (base_port <= 0 || base_port + (same_host ? world - 1 : 0) > 65535)
 		return -EINVAL;
 	addrs = calloc((size_t)world, sizeof(*addrs));
 	if (!addrs)

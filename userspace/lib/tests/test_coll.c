@@ -335,7 +335,7 @@ static void bad_cases(void)
 	struct dlcp_coll_opts o = { 0 };
 	float f[4] = { 0 };
 	double t0;
-	int r, ok;
+	int r, ok, err;
 
 	p.op = OP_ALLREDUCE;
 	p.n = 1000;
@@ -406,6 +406,18 @@ static void bad_cases(void)
 	report(dlcp_group_open_env(&g, 0, transport, 0) == -EINVAL,
 	       "group_open_env DLCP_ADDR_PLAN=10.77 with 255 ranks -> -EINVAL");
 	unsetenv("DLCP_ADDR_PLAN");
+	/* same host: ranks on base_port .. base_port + world - 1 */
+	setenv("DLCP_SAME_HOST", "1", 1);
+	setenv("WORLD_SIZE", "2", 1);
+	err = dlcp_group_open_env(&g, 65534, transport, 1000);
+	if (!err)
+		dlcp_group_close(g, 0);
+	report(err != -EINVAL,
+	       "group_open_env DLCP_SAME_HOST=1 on ports 65534-65535 is valid (%d)",
+	       err);
+	report(dlcp_group_open_env(&g, 65535, transport, 0) == -EINVAL,
+	       "group_open_env DLCP_SAME_HOST=1 past port 65535 -> -EINVAL");
+	unsetenv("DLCP_SAME_HOST");
 	unsetenv("RANK");
 	unsetenv("WORLD_SIZE");
 	if (dlcp_group_open(&g, 0, 1, a, transport, 1000) == 0) {
