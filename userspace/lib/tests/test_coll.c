@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +24,11 @@
 #include <arpa/inet.h>
 
 #include "libdlcp.h"
+#include "tap.h"
 #include "eps.h"
 
 static int transport = DLCP_TRANSPORT_TCP;
 static int family = AF_INET;
-static int ntest, nfail;
 
 enum op { OP_ALLREDUCE, OP_RS, OP_AG, OP_PS, OP_PS_DEDICATED, OP_BARRIER };
 
@@ -240,23 +239,6 @@ static struct job *run(const struct job *proto, int world,
 	jobs[0].addrs = NULL;
 	free(addrs);
 	return jobs;
-}
-
-static void report(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void report(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntest++;
-	if (!ok)
-		nfail++;
-	printf("%sok %d - ", ok ? "" : "not ", ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 }
 
 static const char *opname(enum op op)
@@ -538,17 +520,7 @@ int main(int argc, char **argv)
 	static const int worlds[] = { 1, 2, 3, 4 };
 	int loss = 0, i, k, w;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "dlcp"))
-			transport = DLCP_TRANSPORT_DLCP;
-		else if (!strcmp(argv[i], "tcp"))
-			transport = DLCP_TRANSPORT_TCP;
-		else if (!strcmp(argv[i], "--loss"))
-			loss = 1;
-	}
-	printf("TAP version 13\n# libdlcp collectives over %s%s\n",
-	       transport == DLCP_TRANSPORT_TCP ? "tcp" : "dlcp",
-	       loss ? " (lossy)" : "");
+	eps_args(argc, argv, "collectives", &transport, &loss);
 	if (loss) {
 		loss_case(OP_ALLREDUCE, 4, 300000, DLCP_REDUCE_MEAN, 100000,
 			  DLCP_ALGO_RING);
@@ -597,6 +569,5 @@ int main(int argc, char **argv)
 		bad_cases();
 		ipv6_cases();
 	}
-	printf("1..%d\n# %d passed, %d failed\n", ntest, ntest - nfail, nfail);
-	return nfail ? 1 : 0;
+	return tap_done();
 }
