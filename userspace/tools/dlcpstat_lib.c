@@ -3,6 +3,7 @@
  * dlcpstat_lib - see dlcpstat_lib.h.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +110,81 @@ int dlcpstat_parse_str(const char *s, struct dlcpstat_table *t,
 		return -1;
 	}
 	err = dlcpstat_parse(f, t, bad_line);
+	fclose(f);
+	return err;
+}
+
+int dlcpstat_read(const char *path, struct dlcpstat_table *t,
+		  unsigned int *bad_line)
+{
+	FILE *f = fopen(path, "r");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = dlcpstat_parse(f, t, bad_line);
+	fclose(f);
+	return err ? -EBADMSG : 0;
+}
+
+/* Add "@proto@name" = @value to @t: 0, -EINVAL or -ENOMEM. */
+static int mib_add(struct dlcpstat_table *t, const char *proto,
+		   const char *name, uint64_t value)
+{
+	char full[DLCPSTAT_NAME_MAX];
+	int n = snprintf(full, sizeof(full), "%s%s", proto, name);
+
+	if (n < 0 || (size_t)n >= sizeof(full))
+		return -EINVAL;
+	switch (table_add(t, full, (size_t)n, value)) {
+	case 0:
+		return 0;
+	case -1:
+		return -EINVAL;
+	default:
+		return -ENOMEM;
+	}
+}
+
+int dlcpstat_parse_mib(FILE *f, const char *proto, struct dlcpstat_table *t)
+{
+	size_t plen = strlen(proto), cap = 0, vcap = 0;
+	char *names = NULL, *vals = NULL;
+	int err = 0;
+
+	while (getline(&names, &cap, f) > 0) {
+		char *sn, *sv, *tn, *tv;
+
+		if (strncmp(names, proto, plen) || names[plen] != ':')
+			continue;
+		if (getline(&vals, &vcap, f) <= 0 ||
+		    strncmp(vals, names, plen + 1)) {
+			err = -EINVAL;
+			break;
+		}
+		tn = strtok_r(names + plen + 1, " \n", &sn);
+		tv = strtok_r(vals + plen + 1, " \n", &sv);
+		while (tn && tv && !err) {
+			err = mib_add(t, proto, tn, strtoull(tv, NULL, 10));
+			tn = strtok_r(NULL, " \n", &sn);
+			tv = strtok_r(NULL, " \n", &sv);
+		}
+		break;
+	}
+	free(names);
+	free(vals);
+	return err;
+}
+
+int dlcpstat_read_mib(const char *path, const char *proto,
+		      struct dlcpstat_table *t)
+{
+	FILE *f = fopen(path, "r");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = dlcpstat_parse_mib(f, proto, t);
 	fclose(f);
 	return err;
 }
