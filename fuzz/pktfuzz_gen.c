@@ -489,8 +489,7 @@ unsigned long ranges_burst(int raw, const struct sockaddr_in *to)
 		dlcp_pkt_set_csum(pkt, len,
 				  dlcp_csum_pseudo4(o.src, o.dst, IPPROTO_DLCP,
 						    (uint16_t)len));
-		if (sendto(raw, pkt, len, 0, (const void *)to,
-			   sizeof(*to)) != (ssize_t)len)
+		if (sendto_retry(raw, pkt, len, to))
 			die("ranges burst: sendto");
 		n++;
 		expect[OUT_DATA]++;
@@ -501,8 +500,7 @@ unsigned long ranges_burst(int raw, const struct sockaddr_in *to)
 	dlcp_pkt_set_csum(pkt, len, dlcp_csum_pseudo4(o.src, o.dst,
 						       IPPROTO_DLCP,
 						       (uint16_t)len));
-	if (sendto(raw, pkt, len, 0, (const void *)to, sizeof(*to)) !=
-	    (ssize_t)len)
+	if (sendto_retry(raw, pkt, len, to))
 		die("ranges burst: sendto");
 	expect[OUT_PROBE]++;
 	printf("ranges burst: message of %u bytes cut into %lu pieces, then "
