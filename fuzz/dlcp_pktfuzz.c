@@ -2,11 +2,15 @@
 /*
  * dlcp_pktfuzz: inject valid and mutated DLCP packets into a DLCP socket
  * in another network namespace, and check that the receiver accounts for
- * every one of them.
+ * every one of them; and, from a third namespace, the attacks of an
+ * off-path host, while a well-behaved pair must keep working.
  *
  *   dlcp_pktfuzz --target-ns NS --src A --dst B [--port P] [--avoid-port Q]
  *		  [--count N] [--seed S] [--rate PPS] [--settle-file F]
  *		  [--settle S] [--done-file F2] [--ranges N] [--udp] [-v]
+ *		  [--attacker-ns NS_C [--observer O] [--pair-src S]
+ *		   [--spoof N] [--flood N] [--slow N [--slow-rounds R]
+ *		   [--slow-interval MS]]]
  *
  * Run in the injecting namespace (ip netns exec NS_A). From there it
  * enters NS (setns) to open the target: a DLCP socket bound to B:P, which
@@ -37,7 +41,9 @@
  *      counter's delta equals the number predicted (real traffic is never
  *      malformed);
  *   2. DlcpDropNoSocket grew by at least the number predicted, and each
- *      type's receive counter by at least the packets predicted to reach it;
+ *      type's receive counter by at least the packets predicted to reach
+ *      it, and at most by those and the packets of that type this
+ *      namespace's sockets sent (less those the attacker's namespace got);
  *   3. DlcpInPkts delta == the drops before dispatch (reasons, checksum,
  *      no socket, closed, not host, nomem) + the packets dispatched (DATA,
  *      REPORT, STOP, PROBE, ABORT counters): every packet counted once;
@@ -52,6 +58,46 @@
  * --ranges N: first cut one message into N 1-byte pieces (past the
  * module's limit of ranges per message, 8192, when N > 8192), then
  * complete it by a PROBE: a delivery with thousands of lost ranges.
+ *
+ * --attacker-ns NS_C with --spoof, --flood or --slow: the attacks
+ * (pktfuzz_attack.c says what each sends), from a raw socket in NS_C
+ * that writes the IP header (forged sources), interleaved with the N
+ * fuzz packets (--count 0: the attacks alone). Alongside, a well-behaved
+ * pair (pktfuzz_pair.c): S (this namespace, address --pair-src, default
+ * A) sends messages to R (in NS, address B) and to the observer O (in
+ * NS_C, address --observer), each checked byte by byte; a thread samples
+ * rx_mem and in_msgs of the target socket and R (/proc/net/dlcp/sockets)
+ * and DLCP's pages (/proc/net/protocols). When the attacks are over the
+ * pair finishes its messages and the target socket and R must free all
+ * they hold (within three message timeouts). More checks:
+ *   8. the peaks: the target socket's and R's rx_mem within their limit
+ *      (max(SO_RCVBUF, net.dlcp.rmem)), the target's in_msgs within
+ *      net.dlcp.max_in_msgs (five times that with the fuzz packets: the
+ *      delivered ones are remembered besides), DLCP's pages within the
+ *      third value of net.dlcp.mem;
+ *   9. forged packets: each reached S or R and met no message:
+ *      DlcpDropUnknownMsg of S's namespace grew by at least the forged
+ *      REPORT/STOP and R's answers to the forged PROBE and DATA, and by
+ *      at most that and what legitimate traffic can leave unknown; the
+ *      REPORT/STOP S's namespace received are those forged and those R
+ *      and O sent (less what found no socket); DlcpIcmpIgnored grew by
+ *      the forged ICMP errors, DlcpPmtuUpdates not at all; no message of
+ *      S's namespace failed, was lossy or dropped at its deadline; alone
+ *      (no fuzz, flood, slowloris) also: DlcpOutMsgsDone == messages
+ *      delivered by R's and O's namespaces, R's namespace aborted,
+ *      failed and mismatched nothing, and timed out exactly the forged
+ *      messages;
+ *  10. the flood: each limit's drop counter (DlcpDropRcvMem, InMsgs,
+ *      PeerMsgs) grew where its phase sent more than the limit lets in
+ *      within a message timeout; alone also: every flood packet started
+ *      a message or was dropped (DlcpInMsgsTimeout + the drops == the
+ *      packets) and each started one answered with a REPORT that found
+ *      no route (DlcpOutNoRoute == DlcpInMsgsTimeout);
+ *  11. the slowloris messages: the limits' drop counters grew where
+ *      predicted, the target held at least 80% of the messages it may
+ *      hold at some moment; alone also: started + dropped <= packets;
+ *  12. the pair: every message arrived intact, once, and completed
+ *      DLCP_DONE_EXACT.
  *
  * --udp: UDP mode. The target namespace must have its UDP port open
  * (net.dlcp.encap=1; the port is its net.dlcp.udp_port, or --udp-port).
@@ -82,7 +128,7 @@
 #include "pktfuzz.h"
 
 struct pf_opts o = { .port = 7300, .count = 20000, .rate = 2000, .seed = 1,
-		     .settle = 60 };
+		     .settle = 60, .slow_rounds = 5 };
 int ns_self = -1, ns_target = -1, ns_attacker = -1, ns_init = -1;
 uint32_t max_msg;
 
@@ -94,7 +140,10 @@ static void usage(void)
 		"usage: dlcp_pktfuzz --target-ns NS --src A --dst B [--port P]\n"
 		"         [--avoid-port Q] [--count N] [--seed S] [--rate PPS]\n"
 		"         [--settle-file F] [--settle SECONDS] [--done-file F2]\n"
-		"         [--ranges N] [--udp] [--udp-port P] [-v]\n");
+		"         [--ranges N] [--udp] [--udp-port P] [-v]\n"
+		"         [--attacker-ns NS_C [--observer C] [--pair-src S]\n"
+		"          [--spoof N] [--flood N] [--slow N [--slow-rounds R]\n"
+		"          [--slow-interval MS]]]\n");
 	exit(2);
 }
 
@@ -109,6 +158,10 @@ static void parse(int argc, char **argv)
 		{ "done-file", 1, 0, 'D' }, { "ranges", 1, 0, 'g' },
 		{ "udp", 0, 0, 'u' }, { "udp-port", 1, 0, 'U' },
 		{ "verbose", 0, 0, 'v' },
+		{ "attacker-ns", 1, 0, 'A' }, { "observer", 1, 0, 'O' },
+		{ "pair-src", 1, 0, 'P' }, { "spoof", 1, 0, 'x' },
+		{ "flood", 1, 0, 'F' }, { "slow", 1, 0, 'l' },
+		{ "slow-rounds", 1, 0, 'L' }, { "slow-interval", 1, 0, 'I' },
 		{ 0, 0, 0, 0 }
 	};
 	int c;
@@ -130,12 +183,22 @@ static void parse(int argc, char **argv)
 		case 'u': o.udp = 1; break;
 		case 'U': o.udp_port = (uint16_t)atoi(optarg); break;
 		case 'v': o.verbose = 1; break;
+		case 'A': o.attacker_ns = optarg; break;
+		case 'O': o.observer = inet_addr(optarg); break;
+		case 'P': o.pair_src = inet_addr(optarg); break;
+		case 'x': o.spoof = strtoul(optarg, NULL, 0); break;
+		case 'F': o.flood = strtoul(optarg, NULL, 0); break;
+		case 'l': o.slow_msgs = strtoul(optarg, NULL, 0); break;
+		case 'L': o.slow_rounds = strtoul(optarg, NULL, 0); break;
+		case 'I': o.slow_interval_ms = strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}
 	if (!o.target_ns || !o.src || !o.dst)
 		usage();
 	o.peer_port = o.port + 1;
+	if (!o.pair_src)
+		o.pair_src = o.src;
 }
 
 static int open_ns(const char *name)
@@ -150,18 +213,24 @@ static int open_ns(const char *name)
 	return fd;
 }
 
-/* The raw sockets of the fuzz packets (and the target socket). */
+/*
+ * The target socket, and the raw sockets of the fuzz packets (not
+ * without them: a raw IPPROTO_DLCP socket takes ICMP errors about DLCP
+ * packets, and lowers the route's path MTU for forged ones too).
+ */
 static void open_sockets(void)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_addr.s_addr = o.src };
 
+	tfd = target_open();
+	if (!o.count && !o.ranges)
+		return;
 	raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
 	if (raw < 0)
 		die("raw socket");
 	if (bind(raw, (struct sockaddr *)&sin, sizeof(sin)))
 		die("bind raw socket");
-	tfd = target_open();
 	if (!o.udp)
 		return;
 	raw_udp = socket(AF_INET, SOCK_RAW, IPPROTO_UDP);
@@ -249,13 +318,66 @@ static void settle(void)
 	}
 }
 
+/* Wait until @due, or until a slowloris packet is due. */
+static void pace(double due)
+{
+	double t;
+
+	while ((t = now()) < due && !attack_slow_due(t))
+		usleep(due - t > 0.001 ? 1000 : (useconds_t)((due - t) * 1e6) + 1);
+}
+
+/*
+ * Inject the fuzz packets and the attacks' (in proportion to what is
+ * left of each; slowloris packets when they are due), at most --rate
+ * packets a second (slowloris packets aside). Returns the packets sent.
+ */
+static unsigned long inject(void)
+{
+	unsigned long fuzz_left = o.count, i = 0, sent = 0, paced = 0;
+	double t0 = now(), due;
+	int ok;
+
+	for (;;) {
+		unsigned long free_left = fuzz_left + attack_free_left();
+
+		if (attack_slow_due(now())) {
+			sent += attack_step(1);
+			continue;
+		}
+		if (!free_left) {
+			due = attack_next_due();
+			if (!due)
+				break;
+			sleep_until(due);
+			continue;
+		}
+		if (fuzz_left && (!attack_free_left() ||
+				  rnd((uint32_t)free_left) < fuzz_left)) {
+			fuzz_left--;
+			ok = fuzz_one(i++);
+		} else {
+			ok = attack_step(0);
+		}
+		if (!ok)
+			continue;
+		sent++;
+		/* rate bound */
+		if (o.rate && ++paced % 16 == 0)
+			pace(t0 + (double)paced / o.rate);
+	}
+	return sent;
+}
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
-	unsigned long i, sent = 0, fuzzed = 0;
+	unsigned long sent = 0, t_limit = 0;
 	struct snap before, after;
-	double t0, t_start, t_end;
-	int fails;
+	double t_start, t_end;
+	int fails, attacks;
+	socklen_t sl = sizeof(int);
+	int rcvbuf = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse(argc, argv);
@@ -264,45 +386,58 @@ int main(int argc, char **argv)
 	if (ns_self < 0)
 		die("open /proc/self/ns/net");
 	ns_target = open_ns(o.target_ns);
+	if (o.attacker_ns)
+		ns_attacker = open_ns(o.attacker_ns);
+	ns_init = open("/proc/1/ns/net", O_RDONLY);
 	max_msg = (uint32_t)sysctl_read(ns_target, "max_msg_size");
 	open_sockets();
+	getsockopt(tfd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &sl);
+	t_limit = (unsigned long)sysctl_read(ns_target, "rmem");
+	if ((unsigned long)rcvbuf > t_limit)
+		t_limit = (unsigned long)rcvbuf;
 
 	snap_take(&before);
-	t_start = t0 = now();
+	attacks = !attack_open();
+	if (attacks) {
+		uint16_t ports[2] = { o.port, attack_r_port() };
+
+		sampler_start(ports, 2);
+	}
+	t_start = now();
 	if (o.ranges) {
 		sin.sin_addr.s_addr = o.dst;
 		sent += ranges_burst(raw, &sin);
 		injected[NS_TARGET] += sent;
 		target_drain(tfd);
-		t0 = now();
 	}
-	for (i = 0; i < o.count; i++) {
-		if (!fuzz_one(i))
-			continue;
-		sent++;
-		fuzzed++;
-		/* rate bound */
-		if (o.rate && fuzzed % 16 == 0)
-			sleep_until(t0 + (double)fuzzed / o.rate);
-	}
+	sent += inject();
 	t_end = now();
 	printf("injected %lu packets in %.1f s (%.0f/s)\n", sent,
 	       t_end - t_start, sent / (t_end - t_start + 1e-9));
 	if (o.done_file)
 		touch_file(o.done_file);
+	fails = attacks ? attack_finish(tfd) : 0;
 	settle();
+	sampler_stop();
 	snap_take(&after);
 
 	printf("target: %lu messages sent, %lu received (%lu with lost ranges),"
 	       " %lu completions; %u of its messages learnt\n",
 	       tgt.sent, tgt.recv, tgt.lossy, tgt.compl, gen_learnt());
 	report_mutations(sent);
-	fails = check_fuzz(&before, &after, 0);
+	fails += check_fuzz(&before, &after, 1);
+	if (attacks)
+		fails += attack_check(&before, &after, o.count > 0, t_limit,
+				      t_limit);
+	attack_close();
 	close(tfd);
-	close(raw);
+	if (raw >= 0)
+		close(raw);
 	if (raw_udp >= 0)
 		close(raw_udp);
 	printf("%s\n", fails ? "FAIL: see the lines marked above" :
+	       attacks ? "every injected packet accounted for, no attack "
+	       "took effect, the limits held, the pair kept working" :
 	       "every injected packet accounted for, lost ranges zero");
 	return fails ? 1 : 0;
 }

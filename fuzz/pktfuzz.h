@@ -7,6 +7,10 @@
  *   pktfuzz_gen.c      fuzz packets: generation and mutation
  *   pktfuzz_predict.c  what the receiver must do with each fuzz packet,
  *                      and the checks of the counters against it
+ *   pktfuzz_attack.c   the attacks: spoofed control packets, fresh-id
+ *                      floods, never-finishing messages
+ *   pktfuzz_pair.c     the well-behaved pair, the observer and the memory
+ *                      sampler (threads)
  */
 #ifndef DLCP_PKTFUZZ_H
 #define DLCP_PKTFUZZ_H
@@ -26,10 +30,11 @@
 #define UDP_PCT		75	/* --udp: share of packets inside UDP */
 
 struct pf_opts {
-	const char *target_ns, *settle_file, *done_file;
-	uint32_t src, dst;
+	const char *target_ns, *attacker_ns, *settle_file, *done_file;
+	uint32_t src, dst, pair_src, observer;
 	uint16_t port, avoid_port, peer_port, udp_port;
 	unsigned long count, rate, ranges;
+	unsigned long spoof, flood, slow_msgs, slow_rounds, slow_interval_ms;
 	uint64_t seed;
 	int settle, verbose, udp;
 };
@@ -163,5 +168,44 @@ int check_eq(const char *what, int64_t predicted, int64_t got);
 int check_ge(const char *what, int64_t predicted, int64_t got);
 int check_le(const char *what, int64_t limit, int64_t got);
 int check_range(const char *what, int64_t lo, int64_t hi, int64_t got);
+
+/* ------------------------------------------------- pktfuzz_attack.c */
+
+int attack_open(void);
+int attack_active(void);
+unsigned long attack_free_left(void);
+int attack_slow_due(double t);
+double attack_next_due(void);
+int attack_step(int slow);
+int attack_finish(int tfd);
+int attack_check(const struct snap *a, const struct snap *b, int mixed,
+		 unsigned long t_limit, unsigned long r_limit);
+uint16_t attack_r_port(void);
+void attack_close(void);
+
+/* --------------------------------------------------- pktfuzz_pair.c */
+
+/* the lengths the pair's messages have (an attacker may know them) */
+extern const uint32_t pair_lens[];
+extern const unsigned int nr_pair_lens;
+
+struct pair_info {
+	uint16_t s_port, r_port, c_port;
+};
+
+int pair_start(struct pair_info *pi);
+void pair_stop(void);
+int pair_check(unsigned long *done);
+/* ids the observer saw from the pair's sender: 0 if none yet */
+int pair_observed_id(uint32_t *id);
+
+void sampler_start(const uint16_t *ports, int n);
+void sampler_stop(void);
+struct mem_peak {
+	unsigned long rx_mem[4], in_msgs[4];
+	long proto_pages;
+	unsigned long samples;
+};
+void sampler_peak(struct mem_peak *p);
 
 #endif

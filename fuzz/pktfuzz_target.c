@@ -97,7 +97,10 @@ int chance(unsigned int pct)
 
 /* ----------------------------------------------------------- counters */
 
-/* Open @path in namespace @ns (-1: this one). */
+/*
+ * Open @path in namespace @ns (-1: this one). /proc/net is the main
+ * thread's namespace; /proc/thread-self/net, the calling thread's.
+ */
 static FILE *fopen_in(int ns, const char *path)
 {
 	FILE *f;
@@ -113,10 +116,10 @@ static FILE *fopen_in(int ns, const char *path)
 void snmp_read(int ns, struct snmp *s)
 {
 	char line[256];
-	FILE *f = fopen_in(ns, "/proc/net/dlcp/snmp");
+	FILE *f = fopen_in(ns, "/proc/thread-self/net/dlcp/snmp");
 
 	if (!f)
-		die("/proc/net/dlcp/snmp");
+		die("/proc/thread-self/net/dlcp/snmp");
 	s->n = 0;
 	while (s->n < NR_CTR && fgets(line, sizeof(line), f)) {
 		unsigned long long v;
@@ -222,7 +225,7 @@ void sockets_read(int ns, const uint16_t *ports, struct sock_row *rows,
 		  int n)
 {
 	char line[512];
-	FILE *f = fopen_in(ns, "/proc/net/dlcp/sockets");
+	FILE *f = fopen_in(ns, "/proc/thread-self/net/dlcp/sockets");
 	int i;
 
 	for (i = 0; i < n; i++)
@@ -253,7 +256,7 @@ void sockets_read(int ns, const uint16_t *ports, struct sock_row *rows,
 void udp_snmp_read(int ns, int64_t *inerr, int64_t *csumerr)
 {
 	char names[512], vals[512], *np, *vp, *n, *v;
-	FILE *f = fopen_in(ns, "/proc/net/snmp");
+	FILE *f = fopen_in(ns, "/proc/thread-self/net/snmp");
 
 	*inerr = *csumerr = -1;
 	if (!f)
