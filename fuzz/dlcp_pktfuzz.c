@@ -85,14 +85,15 @@
  *      S's namespace failed, was lossy or dropped at its deadline; alone
  *      (no fuzz, flood, slowloris) also: DlcpOutMsgsDone == messages
  *      delivered by R's and O's namespaces, R's namespace aborted,
- *      failed and mismatched nothing, and timed out exactly the forged
- *      messages;
+ *      failed and mismatched nothing, and timed out (at least) the
+ *      forged messages;
  *  10. the flood: each limit's drop counter (DlcpDropRcvMem, InMsgs,
  *      PeerMsgs) grew where its phase sent more than the limit lets in
  *      within a message timeout; alone also: every flood packet started
- *      a message or was dropped (DlcpInMsgsTimeout + the drops == the
- *      packets) and each started one answered with a REPORT that found
- *      no route (DlcpOutNoRoute == DlcpInMsgsTimeout);
+ *      a message, answered with a REPORT that found no route back, or
+ *      was dropped (DlcpOutNoRoute + the drops == the packets), and the
+ *      messages started all timed out (DlcpInMsgsTimeout at least
+ *      DlcpOutNoRoute);
  *  11. the slowloris messages: the limits' drop counters grew where
  *      predicted, the target held at least 80% of the messages it may
  *      hold at some moment; alone also: started + dropped <= packets;

@@ -601,8 +601,12 @@ static int check_spoof(const struct snap *a, const struct snap *b, int pure)
 			  dsnap(a, b, T, "DlcpInMsgsFailed"));
 	fails += check_eq("DlcpDropMismatch at R's host", 0,
 			  dsnap(a, b, T, "DlcpDropMismatch"));
-	/* and the forged messages ended by timing out, all of them */
-	fails += check_eq("DlcpInMsgsTimeout at R's host",
+	/*
+	 * and the forged messages ended by timing out, all of them (a
+	 * retransmission that comes after its delivered message was
+	 * forgotten starts one more, rarely)
+	 */
+	fails += check_ge("DlcpInMsgsTimeout at R's host",
 			  (int64_t)at.sp[SP_DATA],
 			  dsnap(a, b, T, "DlcpInMsgsTimeout"));
 	return fails;
@@ -666,16 +670,17 @@ static int check_flood(const struct snap *a, const struct snap *b, int pure)
 	if (!pure)
 		return fails;
 	/*
-	 * each packet started a message or was dropped for a limit, and
-	 * every message started timed out; the first packet of each was
-	 * answered with a REPORT that found no route back
+	 * each packet started a message, answered with a REPORT that found
+	 * no route back, or was dropped for a limit; every message started
+	 * timed out (and the odd late retransmission of a legitimate
+	 * message may have started one more)
 	 */
-	fails += check_eq("flood: started + dropped",
-			  n, dsnap(a, b, NS_TARGET, "DlcpInMsgsTimeout") +
+	fails += check_eq("flood: started (no route) + dropped", n,
+			  dsnap(a, b, NS_TARGET, "DlcpOutNoRoute") +
 			  sum_drops(a, b));
-	fails += check_eq("flood: DlcpOutNoRoute (REPORTs)",
-			  dsnap(a, b, NS_TARGET, "DlcpInMsgsTimeout"),
-			  dsnap(a, b, NS_TARGET, "DlcpOutNoRoute"));
+	fails += check_ge("flood: DlcpInMsgsTimeout",
+			  dsnap(a, b, NS_TARGET, "DlcpOutNoRoute"),
+			  dsnap(a, b, NS_TARGET, "DlcpInMsgsTimeout"));
 	return fails;
 }
 
