@@ -257,7 +257,7 @@ static int fuzz_one(unsigned long i)
 	static unsigned long send_err;
 	struct fuzz_pkt fp = { .via_udp = o.udp && chance(UDP_PCT) };
 	enum outcome out;
-	ssize_t rc;
+	int rc;
 
 	if (i % 64 == 0) {
 		raw_drain(raw, raw_udp);
@@ -268,8 +268,8 @@ static int fuzz_one(unsigned long i)
 	fuzz_build(pkt, &fp);
 	out = predict(pkt, &fp);
 	rc = fp.via_udp ? udp_send(raw_udp, pkt, fp.n, fp.um, fp.ulen, &sin) :
-	     sendto(raw, pkt, fp.n, 0, (struct sockaddr *)&sin, sizeof(sin));
-	if (rc != (ssize_t)(fp.n + (fp.via_udp ? 8 : 0))) {
+	     sendto_retry(raw, pkt, fp.n, &sin);
+	if (rc) {
 		if (o.verbose || send_err < 5)
 			fprintf(stderr, "sendto %zu bytes: %s\n", fp.n,
 				strerror(errno));
@@ -413,8 +413,9 @@ int main(int argc, char **argv)
 	}
 	sent += inject();
 	t_end = now();
-	printf("injected %lu packets in %.1f s (%.0f/s)\n", sent,
-	       t_end - t_start, sent / (t_end - t_start + 1e-9));
+	printf("injected %lu packets in %.1f s (%.0f/s); waited %lu times for "
+	       "a full device queue\n", sent, t_end - t_start,
+	       sent / (t_end - t_start + 1e-9), send_waits);
 	if (o.done_file)
 		touch_file(o.done_file);
 	fails = attacks ? attack_finish(tfd) : 0;

@@ -96,6 +96,7 @@ void target_drain(int fd);
 void raw_drain(int raw, int raw_udp);
 int sendto_retry(int fd, const void *buf, size_t len,
 		 const struct sockaddr_in *to);
+extern unsigned long send_waits;	/* times sendto_retry() waited */
 
 struct target_stats {
 	unsigned long sent, recv, lossy, compl, nonzero;
@@ -131,8 +132,8 @@ struct fuzz_pkt {
 void learn(const uint8_t *pkt, ssize_t n);
 unsigned int gen_learnt(void);
 void fuzz_build(uint8_t *pkt, struct fuzz_pkt *fp);
-ssize_t udp_send(int raw_udp, const uint8_t *pkt, size_t n, unsigned int um,
-		 size_t ulen, const struct sockaddr_in *to);
+int udp_send(int raw_udp, const uint8_t *pkt, size_t n, unsigned int um,
+	     size_t ulen, const struct sockaddr_in *to);
 unsigned long ranges_burst(int raw, const struct sockaddr_in *to);
 /* ports that fuzz packets must never be sent to (real sockets) */
 void gen_avoid_port(uint16_t port);

@@ -432,10 +432,10 @@ void fuzz_build(uint8_t *pkt, struct fuzz_pkt *fp)
 
 /*
  * Send DLCP packet @pkt (@n bytes) inside UDP: @um says what to break,
- * @ulen is the UDP length field. Returns sendto()'s result.
+ * @ulen is the UDP length field. Returns sendto_retry()'s result.
  */
-ssize_t udp_send(int raw_udp, const uint8_t *pkt, size_t n, unsigned int um,
-		 size_t ulen, const struct sockaddr_in *to)
+int udp_send(int raw_udp, const uint8_t *pkt, size_t n, unsigned int um,
+	     size_t ulen, const struct sockaddr_in *to)
 {
 	static uint8_t u[MAX_PKT + 64];
 	uint16_t c = 0;
@@ -461,7 +461,7 @@ ssize_t udp_send(int raw_udp, const uint8_t *pkt, size_t n, unsigned int um,
 		}
 	}
 	dlcp_put16(u + 6, c);
-	return sendto(raw_udp, u, n + 8, 0, (const void *)to, sizeof(*to));
+	return sendto_retry(raw_udp, u, n + 8, to);
 }
 
 /*

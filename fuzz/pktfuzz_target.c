@@ -296,6 +296,8 @@ int socket_in(int ns, int type, int proto)
  * full (the emulator's softirq fell behind) drops the packet and says
  * ENOBUFS. Returns 0, or -1 with errno for another error.
  */
+unsigned long send_waits;
+
 int sendto_retry(int fd, const void *buf, size_t len,
 		 const struct sockaddr_in *to)
 {
@@ -307,6 +309,7 @@ int sendto_retry(int fd, const void *buf, size_t len,
 			return 0;
 		if (errno != ENOBUFS && errno != EAGAIN)
 			return -1;
+		send_waits++;
 		usleep(1000);
 	}
 	return -1;
