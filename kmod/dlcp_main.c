@@ -111,10 +111,12 @@ static int __init dlcp_init(void)
 		return -EINVAL;
 	}
 
-	dlcp_mem_init();
-	err = proto_register(&dlcp_prot, 1);
+	err = dlcp_mem_init();
 	if (err)
 		return err;
+	err = proto_register(&dlcp_prot, 1);
+	if (err)
+		goto exit_mem;
 	err = register_pernet_subsys(&dlcp_net_ops);
 	if (err)
 		goto unreg_proto;
@@ -137,6 +139,8 @@ unreg_pernet:
 	unregister_pernet_subsys(&dlcp_net_ops);
 unreg_proto:
 	proto_unregister(&dlcp_prot);
+exit_mem:
+	dlcp_mem_exit();
 	return err;
 }
 
@@ -146,6 +150,7 @@ static void __exit dlcp_exit(void)
 	dlcp_ipv4_exit();
 	unregister_pernet_subsys(&dlcp_net_ops);
 	proto_unregister(&dlcp_prot);
+	dlcp_mem_exit();
 }
 
 module_init(dlcp_init);

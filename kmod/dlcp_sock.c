@@ -749,6 +749,7 @@ static int dlcp_init_sock(struct sock *sk)
 	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	int i;
 
+	sk_sockets_allocated_inc(sk);	/* destroy drops it, also on error */
 	spin_lock_init(&dsk->lock);
 	INIT_HLIST_NODE(&dsk->port_node);
 	INIT_LIST_HEAD(&dsk->out_msgs);
@@ -786,6 +787,7 @@ static void dlcp_destroy_sock(struct sock *sk)
 	dlcp_intab_destroy(dsk);
 	kvfree(dsk->flight);
 	dsk->flight = NULL;
+	sk_sockets_allocated_dec(sk);
 }
 
 /*
@@ -841,6 +843,9 @@ struct proto dlcp_prot = {
 	.unhash		= dlcp_unhash,
 	.get_port	= dlcp_get_port,
 	.memory_allocated = &dlcp_memory_allocated,
+	.memory_pressure = &dlcp_memory_pressure,
+	.enter_memory_pressure = dlcp_enter_memory_pressure,
+	.sockets_allocated = &dlcp_sockets_allocated,
 	.per_cpu_fw_alloc = &dlcp_memory_per_cpu_fw_alloc,
 	.sysctl_mem	= dlcp_sysctl_mem,
 	.sysctl_rmem	= dlcp_sysctl_rmem,
@@ -867,6 +872,9 @@ struct proto dlcpv6_prot = {
 	.unhash		= dlcp_unhash,
 	.get_port	= dlcp_get_port,
 	.memory_allocated = &dlcp_memory_allocated,
+	.memory_pressure = &dlcp_memory_pressure,
+	.enter_memory_pressure = dlcp_enter_memory_pressure,
+	.sockets_allocated = &dlcp_sockets_allocated,
 	.per_cpu_fw_alloc = &dlcp_memory_per_cpu_fw_alloc,
 	.sysctl_mem	= dlcp_sysctl_mem,
 	.sysctl_rmem	= dlcp_sysctl_rmem,

@@ -1349,4 +1349,41 @@ TEST_F_TIMEOUT(big, gso_small_page_frags, 240)
 	close(rx);
 }
 
+/*
+ * Above the first value of net.dlcp.mem the protocol is watched, not
+ * limited: with the protocol's pages between the first and the second
+ * value, a socket still takes what a transfer needs (4 MiB messages) and
+ * no DATA is dropped for the protocol's sake.
+ */
+TEST_F_TIMEOUT(big, protocol_mem_first_value_is_no_limit, 120)
+{
+	char old[64] = "", lim[64];
+	uint64_t protomem;
+	long before;
+	int fd, tx, rx, n;
+
+	fd = open_global(DLCP_MEM, old, sizeof(old));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dlcp_new_netns());
+	tx = bound4("127.0.0.1");
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	before = proto_pages();
+	ASSERT_LE(0, before);
+	protomem = snmp("DlcpDropProtoMem");
+	snprintf(lim, sizeof(lim), "%ld %ld %ld\n", before + 16,
+		 before + 100000, before + 200000);
+	ASSERT_EQ(strlen(lim), pwrite(fd, lim, strlen(lim), 0));
+	n = big_transfers(_metadata, tx, rx);
+	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
+	close(fd);
+	TH_LOG("DlcpDropProtoMem +%llu",
+	       (unsigned long long)(snmp("DlcpDropProtoMem") - protomem));
+	EXPECT_EQ(0, n);
+	EXPECT_EQ(protomem, snmp("DlcpDropProtoMem"));
+	close(tx);
+	close(rx);
+}
+
 TEST_HARNESS_MAIN
