@@ -1088,15 +1088,15 @@ void dlcp_flight_tidy(struct dlcp_sock *dsk)
 	__must_hold(&dsk->lock);
 
 /* dlcp_recovery.c */
-void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
+enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	__must_hold(&dlcp_sk(sk)->lock);
-void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
+enum dlcp_mib_field dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 	__must_hold(&dlcp_sk(sk)->lock);
 bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 	__must_hold(&dlcp_sk(sk)->lock);
 
 /* dlcp_in.c */
-void dlcp_in_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
+int dlcp_drop(struct net *net, struct sk_buff *skb, enum dlcp_mib_field why);
 int dlcp_rcv_common(struct sk_buff *skb, bool udp);
 u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
 		 struct dlcp_wire_range *g, u32 max_gaps, u32 *scan_end);
