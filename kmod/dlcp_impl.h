@@ -5,7 +5,10 @@
  * Files and their concerns:
  *   dlcp_main.c	module init/exit, protocol registration, per-netns state
  *   dlcp_sysctl.c	net.dlcp.* sysctls
- *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets}
+ *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets,peers}; what they and
+ *			sock_diag report of a socket
+ *   dlcp_diag.c	sock_diag: the inet_diag handler that lists sockets
+ *			over NETLINK_SOCK_DIAG
  *   dlcp_sock.c	socket calls, control messages
  *   dlcp_port.c	the port table and the receive path's socket lookup
  *   dlcp_out.c		the sender: messages, segmentation, the flight
@@ -49,7 +52,8 @@
  *	the receive path and the timers and with spin_lock_bh() by system
  *	calls. Never held across a sleep or a copy from/to user memory.
  *	The socket's peers (dlcp_peer) are added and removed under it too;
- *	/proc reads them under RCU (they are freed with kfree_rcu()).
+ *	/proc and sock_diag read them under RCU (they are freed with
+ *	kfree_rcu()).
  *	Packets are transmitted with it held, as TCP transmits under its
  *	socket spinlock; loopback and veth queue to the backlog, so the
  *	receive path is never entered recursively.
@@ -1004,6 +1008,24 @@ void dlcp_sysctl_unregister(struct net *net);
 /* dlcp_proc.c */
 int dlcp_proc_init(struct net *net);
 void dlcp_proc_exit(struct net *net);
+void dlcp_sock_info(struct sock *sk, struct dlcp_diag_info *info);
+void dlcp_peer_info(const struct sock *sk, const struct dlcp_peer *p,
+		    struct dlcp_diag_peer *dp);
+
+/* dlcp_diag.c */
+#if IS_ENABLED(CONFIG_INET_DIAG)
+int dlcp_diag_init(void);
+void dlcp_diag_exit(void);
+#else
+static inline int dlcp_diag_init(void)
+{
+	return 0;
+}
+
+static inline void dlcp_diag_exit(void)
+{
+}
+#endif
 
 /* dlcp_port.c */
 int dlcp_get_port(struct sock *sk, unsigned short snum);
@@ -1011,8 +1033,9 @@ int dlcp_hash(struct sock *sk);
 void dlcp_unhash(struct sock *sk);
 struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
 			 __be16 dport, int dif, int sdif);
-void dlcp_walk_socks(struct net *net,
-		     void (*fn)(struct sock *sk, void *arg), void *arg);
+struct sock *dlcp_port_sock(struct net *net, __be16 port);
+int dlcp_walk_socks(struct net *net, long *pos,
+		    int (*fn)(struct sock *sk, void *arg), void *arg);
 
 /* dlcp_sock.c */
 extern const struct proto_ops dlcp_inet_ops;
