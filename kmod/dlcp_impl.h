@@ -5,7 +5,10 @@
  * Files and their concerns:
  *   dlcp_main.c	module init/exit, protocol registration, per-netns state
  *   dlcp_sysctl.c	net.dlcp.* sysctls
- *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets}
+ *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets,peers}; what they and
+ *			sock_diag report of a socket
+ *   dlcp_diag.c	sock_diag: the inet_diag handler that lists sockets
+ *			over NETLINK_SOCK_DIAG
  *   dlcp_sock.c	socket calls, control messages
  *   dlcp_port.c	the port table and the receive path's socket lookup
  *   dlcp_out.c		the sender: messages, segmentation, the flight
@@ -49,7 +52,8 @@
  *	the receive path and the timers and with spin_lock_bh() by system
  *	calls. Never held across a sleep or a copy from/to user memory.
  *	The socket's peers (dlcp_peer) are added and removed under it too;
- *	/proc reads them under RCU (they are freed with kfree_rcu()).
+ *	/proc and sock_diag read them under RCU (they are freed with
+ *	kfree_rcu()).
  *	Packets are transmitted with it held, as TCP transmits under its
  *	socket spinlock; loopback and veth queue to the backlog, so the
  *	receive path is never entered recursively.
@@ -1006,6 +1010,24 @@ void dlcp_sysctl_unregister(struct net *net);
 /* dlcp_proc.c */
 int dlcp_proc_init(struct net *net);
 void dlcp_proc_exit(struct net *net);
+void dlcp_sock_info(struct sock *sk, struct dlcp_diag_info *info);
+void dlcp_peer_info(const struct sock *sk, const struct dlcp_peer *p,
+		    struct dlcp_diag_peer *dp);
+
+/* dlcp_diag.c */
+#if IS_ENABLED(CONFIG_INET_DIAG)
+int dlcp_diag_init(void);
+void dlcp_diag_exit(void);
+#else
+static inline int dlcp_diag_init(void)
+{
+	return 0;
+}
+
+static inline void dlcp_diag_exit(void)
+{
+}
+#endif
 
 /* dlcp_port.c */
 int dlcp_get_port(struct sock *sk, unsigned short snum);
@@ -1013,8 +1035,9 @@ int dlcp_hash(struct sock *sk);
 void dlcp_unhash(struct sock *sk);
 struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
 			 __be16 dport, int dif, int sdif);
-void dlcp_walk_socks(struct net *net,
-		     void (*fn)(struct sock *sk, void *arg), void *arg);
+struct sock *dlcp_port_sock(struct net *net, __be16 port);
+int dlcp_walk_socks(struct net *net, long *pos,
+		    int (*fn)(struct sock *sk, void *arg), void *arg);
 
 /* dlcp_sock.c */
 extern const struct proto_ops dlcp_inet_ops;
@@ -1090,15 +1113,15 @@ void dlcp_flight_tidy(struct dlcp_sock *dsk)
 	__must_hold(&dsk->lock);
 
 /* dlcp_recovery.c */
-void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
+enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	__must_hold(&dlcp_sk(sk)->lock);
-void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
+enum dlcp_mib_field dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 	__must_hold(&dlcp_sk(sk)->lock);
 bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 	__must_hold(&dlcp_sk(sk)->lock);
 
 /* dlcp_in.c */
-void dlcp_in_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
+int dlcp_drop(struct net *net, struct sk_buff *skb, enum dlcp_mib_field why);
 int dlcp_rcv_common(struct sk_buff *skb, bool udp);
 u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
 		 struct dlcp_wire_range *g, u32 max_gaps, u32 *scan_end);

@@ -4,8 +4,8 @@
  * distributed deep-learning training.
  *
  * This file registers the protocol: the IP protocol handler, the
- * SOCK_DLCP (SOCK_RDM) entry of AF_INET, and the per-network-namespace
- * state (counters, sysctls, /proc files).
+ * SOCK_DLCP (SOCK_RDM) entry of AF_INET, the per-network-namespace
+ * state (counters, sysctls, /proc files) and the sock_diag handler.
  */
 #include <linux/module.h>
 #include <linux/init.h>
@@ -130,6 +130,11 @@ static int __init dlcp_init(void)
 		pr_err("dlcp: IPv6 next header %d is in use\n", dlcp_ipproto);
 		goto unreg_inet;
 	}
+	/* monitoring is optional: DLCP works without it */
+	err = dlcp_diag_init();
+	if (err)
+		pr_warn("dlcp: no sock_diag handler for protocol %d: %d\n",
+			dlcp_ipproto, err);
 	pr_info("dlcp: registered, IP protocol %d\n", dlcp_ipproto);
 	return 0;
 
@@ -146,6 +151,7 @@ exit_mem:
 
 static void __exit dlcp_exit(void)
 {
+	dlcp_diag_exit();
 	dlcp_ipv6_exit();
 	dlcp_ipv4_exit();
 	unregister_pernet_subsys(&dlcp_net_ops);
