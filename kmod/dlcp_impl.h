@@ -82,6 +82,7 @@
 #include <linux/types.h>
 #include <linux/bits.h>
 #include <linux/export.h>
+#include <linux/indirect_call_wrapper.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
@@ -895,6 +896,18 @@ struct dlcp_af {
 
 extern const struct dlcp_af dlcp_af_inet;
 extern const struct dlcp_af dlcp_af_inet6;
+
+/* The families' xmit, called directly on the transmit path (dlcp_xmit.c) */
+INDIRECT_CALLABLE_DECLARE(int dlcp4_xmit(struct sock *sk, struct sk_buff *skb,
+					 struct dst_entry *dst,
+					 const struct in6_addr *saddr,
+					 const struct in6_addr *daddr, u8 tos,
+					 u8 proto, u32 entropy, u32 nsegs));
+INDIRECT_CALLABLE_DECLARE(int dlcp6_xmit(struct sock *sk, struct sk_buff *skb,
+					 struct dst_entry *dst,
+					 const struct in6_addr *saddr,
+					 const struct in6_addr *daddr, u8 tos,
+					 u8 proto, u32 entropy, u32 nsegs));
 
 /* The ops of the family of the peer address @a. */
 static inline const struct dlcp_af *dlcp_af_of(const struct in6_addr *a)
