@@ -54,6 +54,18 @@ static void ct_report(struct ct_ctx *c, u32 acked, u32 lost, u32 ce_bytes,
 	spin_unlock_bh(&dsk->lock);
 }
 
+/* As ct_open(), in congestion avoidance (ssthresh = cwnd): the window. */
+static int ct_open_ca(struct ct_ctx *c, u32 *cwnd)
+{
+	int err = ct_open(c);
+
+	if (!err) {
+		*cwnd = c->p->cwnd;
+		c->p->cc.ssthresh = *cwnd;
+	}
+	return err;
+}
+
 static u32 ct_max_cwnd(void)
 {
 	return READ_ONCE(dlcp_pernet(&init_net)->max_cwnd);
@@ -83,9 +95,7 @@ static void dlcp_cc_test_additive(struct kunit *test)
 	struct ct_ctx c;
 	u32 cwnd;
 
-	KUNIT_ASSERT_EQ(test, ct_open(&c), 0);
-	cwnd = c.p->cwnd;
-	c.p->cc.ssthresh = cwnd;
+	KUNIT_ASSERT_EQ(test, ct_open_ca(&c, &cwnd), 0);
 	ct_report(&c, cwnd - 1, 0, 0, false);
 	KUNIT_EXPECT_EQ(test, c.p->cwnd, cwnd);
 	ct_report(&c, 1, 0, 0, false);
@@ -102,9 +112,7 @@ static void dlcp_cc_test_loss(struct kunit *test)
 	struct ct_ctx c;
 	u32 cwnd;
 
-	KUNIT_ASSERT_EQ(test, ct_open(&c), 0);
-	cwnd = c.p->cwnd;
-	c.p->cc.ssthresh = cwnd;
+	KUNIT_ASSERT_EQ(test, ct_open_ca(&c, &cwnd), 0);
 	ct_report(&c, 14, 2, 0, true);		/* 2 of 16: random */
 	KUNIT_EXPECT_EQ(test, c.p->cwnd, cwnd);
 	ct_report(&c, 8, 4, 0, true);		/* 4 of 12: a queue */
@@ -121,9 +129,7 @@ static void dlcp_cc_test_ecn(struct kunit *test)
 	struct ct_ctx c;
 	u32 cwnd;
 
-	KUNIT_ASSERT_EQ(test, ct_open(&c), 0);
-	cwnd = c.p->cwnd;
-	c.p->cc.ssthresh = cwnd;
+	KUNIT_ASSERT_EQ(test, ct_open_ca(&c, &cwnd), 0);
 	ct_report(&c, 10, 0, 10 * 1000, true);
 	KUNIT_EXPECT_EQ(test, c.p->cwnd, cwnd - cwnd / 2);
 	ct_close(&c);

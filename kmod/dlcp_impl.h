@@ -5,7 +5,10 @@
  * Files and their concerns:
  *   dlcp_main.c	module init/exit, protocol registration, per-netns state
  *   dlcp_sysctl.c	net.dlcp.* sysctls
- *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets}
+ *   dlcp_proc.c	/proc/net/dlcp/{snmp,sockets,peers}; what they and
+ *			sock_diag report of a socket
+ *   dlcp_diag.c	sock_diag: the inet_diag handler that lists sockets
+ *			over NETLINK_SOCK_DIAG
  *   dlcp_sock.c	socket calls, control messages
  *   dlcp_port.c	the port table and the receive path's socket lookup
  *   dlcp_out.c		the sender: messages, segmentation, the flight
@@ -49,7 +52,8 @@
  *	the receive path and the timers and with spin_lock_bh() by system
  *	calls. Never held across a sleep or a copy from/to user memory.
  *	The socket's peers (dlcp_peer) are added and removed under it too;
- *	/proc reads them under RCU (they are freed with kfree_rcu()).
+ *	/proc and sock_diag read them under RCU (they are freed with
+ *	kfree_rcu()).
  *	Packets are transmitted with it held, as TCP transmits under its
  *	socket spinlock; loopback and veth queue to the backlog, so the
  *	receive path is never entered recursively.
@@ -62,7 +66,8 @@
  * ------
  * A message is held in a page array (struct dlcp_buf). The sender copies
  * the message in sendmsg() and charges it to dlcp_sock.snd_mem, bounded by
- * max(SO_SNDBUF, net.dlcp.wmem). The receiver allocates zeroed pages as data
+ * max(SO_SNDBUF, net.dlcp.wmem), and its pages to the protocol, bounded
+ * by net.dlcp.mem (dlcp_mem.c). The receiver allocates zeroed pages as data
  * arrives (so a hostile length field costs nothing until data comes, and
  * lost bytes are zero without extra work) and charges them, with all the
  * state of incoming messages, to sk_rmem_alloc, bounded by max(SO_RCVBUF,
@@ -77,6 +82,7 @@
 #include <linux/types.h>
 #include <linux/bits.h>
 #include <linux/export.h>
+#include <linux/indirect_call_wrapper.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
@@ -142,6 +148,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_RETRANS_REPORTED,	/* retransmission: gap in a report */
 	DLCP_MIB_RETRANS_TIMEOUT,	/* retransmission: guard timer */
 	DLCP_MIB_OUT_MSGS,		/* messages accepted by sendmsg */
+	DLCP_MIB_OUT_PROTOMEM,		/* sendmsg refused: net.dlcp.mem */
 	DLCP_MIB_OUT_MSGS_DONE,		/* STOP received */
 	DLCP_MIB_OUT_MSGS_FAILED,	/* no answer within msg_timeout */
 	DLCP_MIB_OUT_MSGS_LOSSY,	/* STOP reported bytes given up */
@@ -891,6 +898,18 @@ struct dlcp_af {
 extern const struct dlcp_af dlcp_af_inet;
 extern const struct dlcp_af dlcp_af_inet6;
 
+/* The families' xmit, called directly on the transmit path (dlcp_xmit.c) */
+INDIRECT_CALLABLE_DECLARE(int dlcp4_xmit(struct sock *sk, struct sk_buff *skb,
+					 struct dst_entry *dst,
+					 const struct in6_addr *saddr,
+					 const struct in6_addr *daddr, u8 tos,
+					 u8 proto, u32 entropy, u32 nsegs));
+INDIRECT_CALLABLE_DECLARE(int dlcp6_xmit(struct sock *sk, struct sk_buff *skb,
+					 struct dst_entry *dst,
+					 const struct in6_addr *saddr,
+					 const struct in6_addr *daddr, u8 tos,
+					 u8 proto, u32 entropy, u32 nsegs));
+
 /* The ops of the family of the peer address @a. */
 static inline const struct dlcp_af *dlcp_af_of(const struct in6_addr *a)
 {
@@ -1007,6 +1026,24 @@ void dlcp_sysctl_unregister(struct net *net);
 /* dlcp_proc.c */
 int dlcp_proc_init(struct net *net);
 void dlcp_proc_exit(struct net *net);
+void dlcp_sock_info(struct sock *sk, struct dlcp_diag_info *info);
+void dlcp_peer_info(const struct sock *sk, const struct dlcp_peer *p,
+		    struct dlcp_diag_peer *dp);
+
+/* dlcp_diag.c */
+#if IS_ENABLED(CONFIG_INET_DIAG)
+int dlcp_diag_init(void);
+void dlcp_diag_exit(void);
+#else
+static inline int dlcp_diag_init(void)
+{
+	return 0;
+}
+
+static inline void dlcp_diag_exit(void)
+{
+}
+#endif
 
 /* dlcp_port.c */
 int dlcp_get_port(struct sock *sk, unsigned short snum);
@@ -1014,8 +1051,9 @@ int dlcp_hash(struct sock *sk);
 void dlcp_unhash(struct sock *sk);
 struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
 			 __be16 dport, int dif, int sdif);
-void dlcp_walk_socks(struct net *net,
-		     void (*fn)(struct sock *sk, void *arg), void *arg);
+struct sock *dlcp_port_sock(struct net *net, __be16 port);
+int dlcp_walk_socks(struct net *net, long *pos,
+		    int (*fn)(struct sock *sk, void *arg), void *arg);
 
 /* dlcp_sock.c */
 extern const struct proto_ops dlcp_inet_ops;
@@ -1091,15 +1129,15 @@ void dlcp_flight_tidy(struct dlcp_sock *dsk)
 	__must_hold(&dsk->lock);
 
 /* dlcp_recovery.c */
-void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
+enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	__must_hold(&dlcp_sk(sk)->lock);
-void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
+enum dlcp_mib_field dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 	__must_hold(&dlcp_sk(sk)->lock);
 bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 	__must_hold(&dlcp_sk(sk)->lock);
 
 /* dlcp_in.c */
-void dlcp_in_count_drop(struct net *net, enum dlcp_mib_field why, u32 len);
+int dlcp_drop(struct net *net, struct sk_buff *skb, enum dlcp_mib_field why);
 int dlcp_rcv_common(struct sk_buff *skb, bool udp);
 u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
 		 struct dlcp_wire_range *g, u32 max_gaps, u32 *scan_end);
@@ -1114,11 +1152,17 @@ extern atomic_long_t dlcp_memory_allocated;
 DECLARE_PER_CPU(int, dlcp_memory_per_cpu_fw_alloc);
 extern long dlcp_sysctl_mem[3];
 extern int dlcp_sysctl_rmem[3];
-void dlcp_mem_init(void);
+extern unsigned long dlcp_memory_pressure;
+extern struct percpu_counter dlcp_sockets_allocated;
+void dlcp_enter_memory_pressure(struct sock *sk);
+int dlcp_mem_init(void);
+void dlcp_mem_exit(void);
 enum dlcp_mib_field dlcp_mem_schedule(struct sock *sk, u32 bytes);
 void dlcp_mem_charge(struct sock *sk, u32 bytes);
 void dlcp_mem_uncharge(struct sock *sk, u32 bytes);
 void dlcp_mem_errq_owner(struct sk_buff *skb, struct sock *sk);
+bool dlcp_mem_charge_snd(struct sock *sk, u32 bytes);
+void dlcp_mem_uncharge_snd(struct sock *sk, u32 bytes);
 
 /* dlcp_intab.c */
 int dlcp_intab_init(struct dlcp_sock *dsk);

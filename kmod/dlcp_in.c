@@ -5,7 +5,9 @@
  *
  * Every packet is validated by the pure dlcp_wire_check() (shared with
  * userspace), then its checksum, before anything in it is trusted; each
- * drop is counted under its reason. A DATA packet names its message and
+ * drop is counted under its reason, and freed with the closest drop reason
+ * of the kernel (dlcp_drop()); a drop after the socket was found counts in
+ * its sk_drops too. A DATA packet names its message and
  * offset, so it is written at its place whatever order packets arrive in;
  * a duplicate is harmless. The first packet of a message (any of its
  * packets) creates the message's state. The receiver answers that first
@@ -384,7 +386,7 @@ nomem:
 	/* retried on the next packet or probe of the message */
 	kfree(lost);
 	kfree(d);
-	kfree_skb(skb);
+	kfree_skb_reason(skb, SKB_DROP_REASON_NOMEM);
 	DLCP_INC_STATS(net, DLCP_MIB_DROP_NOMEM);
 }
 
@@ -437,7 +439,12 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb,
 	return m;
 }
 
-static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
+/*
+ * DATA: add the bytes to their message. Returns the counter of the drop
+ * if the packet was refused, else DLCP_MIB_NONE.
+ */
+static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
+					bool udp)
 {
 	const struct dlcp_data_hdr *d = (const void *)skb->data;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
@@ -453,17 +460,15 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	DLCP_INC_STATS(net, DLCP_MIB_IN_DATA_PKTS);
 	m = dlcp_intab_find(dsk, &dlcp_cb(skb)->saddr, d->common.source,
 			    ntohl(d->common.msg_id));
-	if (m && m->len != ntohl(d->common.msg_len)) {
-		dlcp_in_count_drop(net, DLCP_MIB_DROP_MISMATCH, skb->len);
-		return;
-	}
+	if (m && m->len != ntohl(d->common.msg_len))
+		return DLCP_MIB_DROP_MISMATCH;
 	if (m && m->delivered) {
 		DLCP_INC_STATS(net, DLCP_MIB_IN_LATE_PKTS);
 		/* kept while its sender still sends: it missed the STOP */
 		dlcp_intab_touch(dsk, m);
 		if (d->common.flags & (DLCP_HF_ACKREQ | DLCP_HF_RETRANS))
 			dlcp_in_send_stop(sk, m);
-		return;
+		return DLCP_MIB_NONE;
 	}
 	if (m && dlcp_rs_covers(&m->have, off, off + plen)) {
 		/* a resent duplicate: the sender missed our reports */
@@ -487,35 +492,26 @@ static void dlcp_in_data(struct sock *sk, struct sk_buff *skb, bool udp)
 	why = dlcp_mem_schedule(sk, need);
 	if (!why && !m)
 		why = dlcp_intab_room(sk, &dlcp_cb(skb)->saddr);
-	if (why) {
-		dlcp_in_count_drop(net, why, skb->len);
-		return;
-	}
+	if (why)
+		return why;
 	if (!m) {
 		m = dlcp_in_new(sk, skb, udp);
-		if (!m) {
-			dlcp_in_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
-			return;
-		}
+		if (!m)
+			return DLCP_MIB_DROP_NOMEM;
 		first = true;
 	}
 	/* bytes go in the buffer only if the range set can record them */
 	n = dlcp_rs_prepare(&m->have, off, off + plen, GFP_ATOMIC);
-	if (n) {
-		dlcp_in_count_drop(net, n == -E2BIG ? DLCP_MIB_DROP_RANGES :
-				DLCP_MIB_DROP_NOMEM, skb->len);
-		return;
-	}
+	if (n)
+		return n == -E2BIG ? DLCP_MIB_DROP_RANGES : DLCP_MIB_DROP_NOMEM;
 	n = dlcp_buf_from_skb(&m->buf, off, skb, hlen, plen, GFP_ATOMIC);
 	/*
 	 * charge what was allocated (and the range array grown above), even
 	 * if a later page failed
 	 */
 	dlcp_in_recharge(sk, m);
-	if (n < 0) {
-		dlcp_in_count_drop(net, DLCP_MIB_DROP_NOMEM, skb->len);
-		return;
-	}
+	if (n < 0)
+		return DLCP_MIB_DROP_NOMEM;
 	WARN_ON_ONCE(dlcp_rs_add(&m->have, off, off + plen, GFP_ATOMIC,
 				 &added));
 	if (INET_ECN_is_ce(dlcp_cb(skb)->dsfield))
@@ -540,7 +536,7 @@ report:
 	dlcp_intab_touch(dsk, m);
 	if (dlcp_in_ready(sk, m)) {
 		dlcp_in_complete(sk, m);
-		return;
+		return DLCP_MIB_NONE;
 	}
 	/*
 	 * The first packet of a message is answered at once: it gives the
@@ -552,20 +548,23 @@ report:
 	if ((d->common.flags & DLCP_HF_ACKREQ) || first ||
 	    m->pkts_unreported >= READ_ONCE(dlcp_pernet(net)->ack_every))
 		dlcp_in_send_report(sk, m, rflags);
+	return DLCP_MIB_NONE;
 }
 
-/* PROBE: answer with STOP or a REPORT; never creates state. */
-static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
+/*
+ * PROBE: answer with STOP or a REPORT; never creates state. Returns the
+ * counter of the drop if the packet was refused, else DLCP_MIB_NONE.
+ */
+static enum dlcp_mib_field dlcp_in_probe(struct sock *sk, struct sk_buff *skb,
+					 bool udp)
 {
 	const struct dlcp_probe_hdr *p = (const void *)skb->data;
 	struct dlcp_in_msg *m, tmp = { };
 
 	m = dlcp_intab_find(dlcp_sk(sk), &dlcp_cb(skb)->saddr,
 			    p->common.source, ntohl(p->common.msg_id));
-	if (m && m->len != ntohl(p->common.msg_len)) {
-		dlcp_in_count_drop(sock_net(sk), DLCP_MIB_DROP_MISMATCH, skb->len);
-		return;
-	}
+	if (m && m->len != ntohl(p->common.msg_len))
+		return DLCP_MIB_DROP_MISMATCH;
 	if (!m) {
 		/* unknown: nothing of it is here */
 		tmp.key.saddr = dlcp_cb(skb)->saddr;
@@ -580,7 +579,7 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 	if (m->delivered) {
 		dlcp_intab_touch(dlcp_sk(sk), m);
 		dlcp_in_send_stop(sk, m);
-		return;
+		return DLCP_MIB_NONE;
 	}
 	if (m != &tmp) {
 		dlcp_intab_touch(dlcp_sk(sk), m);
@@ -590,20 +589,21 @@ static void dlcp_in_probe(struct sock *sk, struct sk_buff *skb, bool udp)
 		if ((p->common.flags & DLCP_HF_FINAL) ? dlcp_in_can_complete(m) :
 		    dlcp_in_ready(sk, m)) {
 			dlcp_in_complete(sk, m);
-			return;
+			return DLCP_MIB_NONE;
 		}
 		if (p->common.flags & DLCP_HF_FINAL) {
 			dlcp_in_fail(sk, m);
-			return;
+			return DLCP_MIB_NONE;
 		}
 	} else if (p->common.flags & DLCP_HF_FINAL) {
 		/* nothing arrived before the deadline */
 		tmp.failed = true;
 		tmp.lost = tmp.len;
 		dlcp_in_send_stop(sk, &tmp);
-		return;
+		return DLCP_MIB_NONE;
 	}
 	dlcp_in_send_report(sk, m, DLCP_RF_PROBED);
+	return DLCP_MIB_NONE;
 }
 
 static void dlcp_in_abort(struct sock *sk, struct sk_buff *skb)
@@ -635,18 +635,48 @@ static bool dlcp_pull_hdr(struct sk_buff *skb)
 	return pskb_may_pull(skb, min(need, skb->len));
 }
 
-/* Count (and trace) a dropped packet of @len bytes under @why. */
-void dlcp_in_count_drop(struct net *net, enum dlcp_mib_field why, u32 len)
+/*
+ * The kernel's drop reason (skb:kfree_skb, dropwatch) of each drop
+ * counter: the closest that Linux 6.1 defines. Counters left out have
+ * none that fits (malformed DLCP headers, disagreement with a message's
+ * state, DLCP's own limits): SKB_DROP_REASON_NOT_SPECIFIED. DLCP's
+ * checksum is UDP's, over a pseudo-header that names DLCP.
+ */
+static const enum skb_drop_reason dlcp_drop_reasons[__DLCP_MIB_MAX] = {
+	[DLCP_MIB_DROP_SHORT]		= SKB_DROP_REASON_PKT_TOO_SMALL,
+	[DLCP_MIB_DROP_VERSION]		= SKB_DROP_REASON_UNHANDLED_PROTO,
+	[DLCP_MIB_DROP_TYPE]		= SKB_DROP_REASON_UNHANDLED_PROTO,
+	[DLCP_MIB_CSUM_ERRORS]		= SKB_DROP_REASON_UDP_CSUM,
+	[DLCP_MIB_DROP_NOSOCKET]	= SKB_DROP_REASON_NO_SOCKET,
+	[DLCP_MIB_DROP_RCVMEM]		= SKB_DROP_REASON_SOCKET_RCVBUFF,
+	[DLCP_MIB_DROP_NOMEM]		= SKB_DROP_REASON_NOMEM,
+	[DLCP_MIB_DROP_CLOSED]		= SKB_DROP_REASON_NO_SOCKET,
+	[DLCP_MIB_DROP_NOT_HOST]	= SKB_DROP_REASON_OTHERHOST,
+	[DLCP_MIB_DROP_POLICY]		= SKB_DROP_REASON_XFRM_POLICY,
+	[DLCP_MIB_DROP_FILTER]		= SKB_DROP_REASON_SOCKET_FILTER,
+	[DLCP_MIB_DROP_ADDR]		= SKB_DROP_REASON_IP_INHDR,
+	[DLCP_MIB_DROP_PROTOMEM]	= SKB_DROP_REASON_PROTO_MEM,
+};
+
+/* The kernel's drop reason of a packet counted under @why. */
+static enum skb_drop_reason dlcp_skb_drop_reason(enum dlcp_mib_field why)
 {
-	DLCP_INC_STATS(net, why);
-	trace_dlcp_drop(dlcp_mib_names[why], len);
+	enum skb_drop_reason reason = SKB_NOT_DROPPED_YET;
+
+	if (why < ARRAY_SIZE(dlcp_drop_reasons))
+		reason = dlcp_drop_reasons[why];
+	return reason ?: SKB_DROP_REASON_NOT_SPECIFIED;
 }
 
-static int dlcp_drop(struct net *net, struct sk_buff *skb,
-		     enum dlcp_mib_field why)
+/*
+ * Drop a received packet: count it under @why, trace it (dlcp_drop) and
+ * free it with the kernel's drop reason (skb:kfree_skb).
+ */
+int dlcp_drop(struct net *net, struct sk_buff *skb, enum dlcp_mib_field why)
 {
-	dlcp_in_count_drop(net, why, skb->len);
-	kfree_skb(skb);
+	DLCP_INC_STATS(net, why);
+	trace_dlcp_drop(dlcp_mib_names[why], skb->len);
+	kfree_skb_reason(skb, dlcp_skb_drop_reason(why));
 	return 0;
 }
 
@@ -737,6 +767,7 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOSOCKET);
 	why = dlcp_rcv_policy(sk, skb);
 	if (why) {
+		atomic_inc(&sk->sk_drops);
 		sock_put(sk);
 		return dlcp_drop(net, skb, why);
 	}
@@ -744,25 +775,25 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 	dsk = dlcp_sk(sk);
 	spin_lock(&dsk->lock);
 	if (dsk->dead) {
-		dlcp_in_count_drop(net, DLCP_MIB_DROP_CLOSED, skb->len);
+		why = DLCP_MIB_DROP_CLOSED;
 		goto unlock;
 	}
 	trace_dlcp_pkt_recv(h, &cb->saddr, &cb->daddr, cb->dsfield);
 	switch (dlcp_wire_type(h)) {
 	case DLCP_T_DATA:
-		dlcp_in_data(sk, skb, udp);
+		why = dlcp_in_data(sk, skb, udp);
 		break;
 	case DLCP_T_REPORT:
 		DLCP_INC_STATS(net, DLCP_MIB_REPORTS_RCVD);
-		dlcp_recovery_report(sk, skb);
+		why = dlcp_recovery_report(sk, skb);
 		break;
 	case DLCP_T_STOP:
 		DLCP_INC_STATS(net, DLCP_MIB_STOPS_RCVD);
-		dlcp_recovery_stop(sk, skb);
+		why = dlcp_recovery_stop(sk, skb);
 		break;
 	case DLCP_T_PROBE:
 		DLCP_INC_STATS(net, DLCP_MIB_PROBES_RCVD);
-		dlcp_in_probe(sk, skb, udp);
+		why = dlcp_in_probe(sk, skb, udp);
 		break;
 	case DLCP_T_ABORT:
 		DLCP_INC_STATS(net, DLCP_MIB_ABORTS_RCVD);
@@ -771,7 +802,11 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 	}
 unlock:
 	spin_unlock(&dsk->lock);
+	if (why)
+		atomic_inc(&sk->sk_drops);
 	sock_put(sk);
+	if (why)
+		return dlcp_drop(net, skb, why);
 	consume_skb(skb);
 	return 0;
 }

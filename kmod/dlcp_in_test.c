@@ -7,100 +7,100 @@
 
 #define GT_LEN	1000
 
-/* A range set of the @n ranges in @r (pairs of start, end). */
-static void gt_set(struct dlcp_rangeset *rs, const u32 *r, u32 n)
+/**
+ * struct gt_case - ranges received, and the report they make
+ * @have:	ranges received (pairs of start, end), @nhave of them
+ * @nhave:	number of ranges in @have
+ * @probed:	answering a PROBE
+ * @max_gaps:	room in the report
+ * @want:	the gaps expected (pairs), @nwant of them
+ * @nwant:	number of gaps expected
+ * @scan_end:	the end of what the report describes
+ */
+struct gt_case {
+	u32	have[8];
+	u32	nhave;
+	bool	probed;
+	u32	max_gaps;
+	u32	want[8];
+	u32	nwant;
+	u32	scan_end;
+};
+
+static void gt_run(struct kunit *test, const struct gt_case *c)
 {
-	u32 i, added;
+	struct dlcp_wire_range g[8];
+	struct dlcp_rangeset rs = { };
+	u32 i, n, added, scan_end;
 
-	for (i = 0; i < n; i++)
-		dlcp_rs_add(rs, r[2 * i], r[2 * i + 1], GFP_KERNEL, &added);
-}
-
-static void gt_expect(struct kunit *test, const struct dlcp_wire_range *g,
-		      const u32 *want, u32 n)
-{
-	u32 i;
-
-	for (i = 0; i < n; i++) {
-		KUNIT_EXPECT_EQ(test, ntohl(g[i].start), want[2 * i]);
-		KUNIT_EXPECT_EQ(test, ntohl(g[i].end), want[2 * i + 1]);
+	for (i = 0; i < c->nhave; i++)
+		dlcp_rs_add(&rs, c->have[2 * i], c->have[2 * i + 1],
+			    GFP_KERNEL, &added);
+	n = dlcp_in_gaps(&rs, GT_LEN, c->probed, g, c->max_gaps, &scan_end);
+	KUNIT_EXPECT_EQ(test, n, c->nwant);
+	KUNIT_EXPECT_EQ(test, scan_end, c->scan_end);
+	for (i = 0; i < n && i < c->nwant; i++) {
+		KUNIT_EXPECT_EQ(test, ntohl(g[i].start), c->want[2 * i]);
+		KUNIT_EXPECT_EQ(test, ntohl(g[i].end), c->want[2 * i + 1]);
 	}
+	dlcp_rs_free(&rs);
 }
 
 /* Without a PROBE, bytes above the highest received may still come. */
 static void dlcp_gaps_test_unprobed(struct kunit *test)
 {
-	static const u32 have[] = { 100, 200, 300, 400 };
-	static const u32 want[] = { 0, 100, 200, 300 };
-	struct dlcp_wire_range g[8];
-	struct dlcp_rangeset rs = { };
-	u32 n, scan_end;
+	static const struct gt_case c = {
+		.have = { 100, 200, 300, 400 }, .nhave = 2, .max_gaps = 8,
+		.want = { 0, 100, 200, 300 }, .nwant = 2, .scan_end = 400,
+	};
 
-	gt_set(&rs, have, 2);
-	n = dlcp_in_gaps(&rs, GT_LEN, false, g, ARRAY_SIZE(g), &scan_end);
-	KUNIT_EXPECT_EQ(test, n, 2);
-	KUNIT_EXPECT_EQ(test, scan_end, 400);
-	gt_expect(test, g, want, 2);
-	dlcp_rs_free(&rs);
+	gt_run(test, &c);
 }
 
-/* Answering a PROBE, the tail is missing too. */
+/* Answering a PROBE, the tail is missing too; with nothing, all of it. */
 static void dlcp_gaps_test_probed(struct kunit *test)
 {
-	static const u32 have[] = { 0, 200, 300, 400 };
-	static const u32 want[] = { 200, 300, 400, GT_LEN };
-	struct dlcp_wire_range g[8];
-	struct dlcp_rangeset rs = { };
-	u32 n, scan_end;
+	static const struct gt_case c = {
+		.have = { 0, 200, 300, 400 }, .nhave = 2, .probed = true,
+		.max_gaps = 8, .want = { 200, 300, 400, GT_LEN }, .nwant = 2,
+		.scan_end = GT_LEN,
+	};
+	static const struct gt_case none = {
+		.probed = true, .max_gaps = 8, .want = { 0, GT_LEN },
+		.nwant = 1, .scan_end = GT_LEN,
+	};
 
-	gt_set(&rs, have, 2);
-	n = dlcp_in_gaps(&rs, GT_LEN, true, g, ARRAY_SIZE(g), &scan_end);
-	KUNIT_EXPECT_EQ(test, n, 2);
-	KUNIT_EXPECT_EQ(test, scan_end, GT_LEN);
-	gt_expect(test, g, want, 2);
-	dlcp_rs_free(&rs);
-
-	/* nothing received: the whole message is one gap */
-	n = dlcp_in_gaps(&rs, GT_LEN, true, g, ARRAY_SIZE(g), &scan_end);
-	KUNIT_EXPECT_EQ(test, n, 1);
-	KUNIT_EXPECT_EQ(test, ntohl(g[0].start), 0);
-	KUNIT_EXPECT_EQ(test, ntohl(g[0].end), GT_LEN);
+	gt_run(test, &c);
+	gt_run(test, &none);
 }
 
 /* Complete: no gap; the scan covers the whole message. */
 static void dlcp_gaps_test_complete(struct kunit *test)
 {
-	static const u32 have[] = { 0, GT_LEN };
-	struct dlcp_wire_range g[2];
-	struct dlcp_rangeset rs = { };
-	u32 scan_end;
+	static const struct gt_case c = {
+		.have = { 0, GT_LEN }, .nhave = 1, .max_gaps = 2,
+		.scan_end = GT_LEN,
+	};
+	struct gt_case probed = c;
 
-	gt_set(&rs, have, 1);
-	KUNIT_EXPECT_EQ(test, dlcp_in_gaps(&rs, GT_LEN, false, g, 2,
-					   &scan_end), 0);
-	KUNIT_EXPECT_EQ(test, scan_end, GT_LEN);
-	KUNIT_EXPECT_EQ(test, dlcp_in_gaps(&rs, GT_LEN, true, g, 2,
-					   &scan_end), 0);
-	KUNIT_EXPECT_EQ(test, scan_end, GT_LEN);
-	dlcp_rs_free(&rs);
+	gt_run(test, &c);
+	probed.probed = true;
+	gt_run(test, &probed);
 }
 
-/* More gaps than fit: the report covers up to the first left out. */
+/*
+ * More gaps than fit: the report covers up to the first left out (the
+ * third gap starts at 40: nothing from there on is described).
+ */
 static void dlcp_gaps_test_truncated(struct kunit *test)
 {
-	static const u32 have[] = { 10, 20, 30, 40, 50, 60, 70, 80 };
-	static const u32 want[] = { 0, 10, 20, 30 };
-	struct dlcp_wire_range g[2];
-	struct dlcp_rangeset rs = { };
-	u32 n, scan_end;
+	static const struct gt_case c = {
+		.have = { 10, 20, 30, 40, 50, 60, 70, 80 }, .nhave = 4,
+		.probed = true, .max_gaps = 2, .want = { 0, 10, 20, 30 },
+		.nwant = 2, .scan_end = 40,
+	};
 
-	gt_set(&rs, have, 4);
-	n = dlcp_in_gaps(&rs, GT_LEN, true, g, ARRAY_SIZE(g), &scan_end);
-	KUNIT_EXPECT_EQ(test, n, 2);
-	/* the third gap starts at 40: nothing from there on is described */
-	KUNIT_EXPECT_EQ(test, scan_end, 40);
-	gt_expect(test, g, want, 2);
-	dlcp_rs_free(&rs);
+	gt_run(test, &c);
 }
 
 static struct kunit_case dlcp_gaps_test_cases[] = {

@@ -76,10 +76,10 @@ static bool dlcp4_dst_unicast(const struct dst_entry *dst)
 	return !(rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST));
 }
 
-static int dlcp4_xmit(struct sock *sk, struct sk_buff *skb,
-		      struct dst_entry *dst, const struct in6_addr *saddr,
-		      const struct in6_addr *daddr, u8 tos, u8 proto,
-		      u32 entropy, u32 nsegs)
+INDIRECT_CALLABLE_SCOPE int
+dlcp4_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
+	   const struct in6_addr *saddr, const struct in6_addr *daddr, u8 tos,
+	   u8 proto, u32 entropy, u32 nsegs)
 {
 	struct net *net = sock_net(sk);
 	int ttl = inet_sk(sk)->uc_ttl;

@@ -105,10 +105,10 @@ static bool dlcp6_dst_unicast(const struct dst_entry *dst)
 }
 
 /* The flow label varies with @flowlabel, the packet's entropy. */
-static int dlcp6_xmit(struct sock *sk, struct sk_buff *skb,
-		      struct dst_entry *dst, const struct in6_addr *saddr,
-		      const struct in6_addr *daddr, u8 tclass, u8 nexthdr,
-		      u32 flowlabel, u32 nsegs)
+INDIRECT_CALLABLE_SCOPE int
+dlcp6_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
+	   const struct in6_addr *saddr, const struct in6_addr *daddr,
+	   u8 tclass, u8 nexthdr, u32 flowlabel, u32 nsegs)
 {
 	int hlimit = sk->sk_family == AF_INET6 ? inet6_sk(sk)->hop_limit : -1;
 	struct ipv6hdr *hdr;

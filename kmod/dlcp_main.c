@@ -4,8 +4,8 @@
  * distributed deep-learning training.
  *
  * This file registers the protocol: the IP protocol handler, the
- * SOCK_DLCP (SOCK_RDM) entry of AF_INET, and the per-network-namespace
- * state (counters, sysctls, /proc files).
+ * SOCK_DLCP (SOCK_RDM) entry of AF_INET, the per-network-namespace
+ * state (counters, sysctls, /proc files) and the sock_diag handler.
  */
 #include <linux/module.h>
 #include <linux/init.h>
@@ -111,10 +111,12 @@ static int __init dlcp_init(void)
 		return -EINVAL;
 	}
 
-	dlcp_mem_init();
-	err = proto_register(&dlcp_prot, 1);
+	err = dlcp_mem_init();
 	if (err)
 		return err;
+	err = proto_register(&dlcp_prot, 1);
+	if (err)
+		goto exit_mem;
 	err = register_pernet_subsys(&dlcp_net_ops);
 	if (err)
 		goto unreg_proto;
@@ -128,6 +130,11 @@ static int __init dlcp_init(void)
 		pr_err("dlcp: IPv6 next header %d is in use\n", dlcp_ipproto);
 		goto unreg_inet;
 	}
+	/* monitoring is optional: DLCP works without it */
+	err = dlcp_diag_init();
+	if (err)
+		pr_warn("dlcp: no sock_diag handler for protocol %d: %d\n",
+			dlcp_ipproto, err);
 	pr_info("dlcp: registered, IP protocol %d\n", dlcp_ipproto);
 	return 0;
 
@@ -137,15 +144,19 @@ unreg_pernet:
 	unregister_pernet_subsys(&dlcp_net_ops);
 unreg_proto:
 	proto_unregister(&dlcp_prot);
+exit_mem:
+	dlcp_mem_exit();
 	return err;
 }
 
 static void __exit dlcp_exit(void)
 {
+	dlcp_diag_exit();
 	dlcp_ipv6_exit();
 	dlcp_ipv4_exit();
 	unregister_pernet_subsys(&dlcp_net_ops);
 	proto_unregister(&dlcp_prot);
+	dlcp_mem_exit();
 }
 
 module_init(dlcp_init);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DLCP receive memory accounting.
+ * DLCP memory accounting: receive memory, and the protocol's share of
+ * send memory.
  *
  * Everything a socket holds for incoming messages is charged to it: the
  * pages of the data, the message state, its range array and the xarray
@@ -10,9 +11,10 @@
  *  - per socket, in bytes: sk_rmem_alloc, at most max(SO_RCVBUF,
  *    net.dlcp.rmem);
  *  - for the protocol, in pages: dlcp_memory_allocated, at most the third
- *    value of net.dlcp.mem (the first two: below it no socket is limited,
- *    above it the protocol is under pressure and a socket keeps only a
- *    minimum), charged through the socket's sk_forward_alloc by the core
+ *    value of net.dlcp.mem (the first two: below the first no socket is
+ *    limited, above the second the protocol is under pressure and a
+ *    socket gets at most its share of the third, at least a minimum),
+ *    charged through the socket's sk_forward_alloc by the core
  *    (__sk_mem_schedule()), which also charges the socket's memory
  *    cgroup: the GFP_ATOMIC pages of the receive path do not escape it.
  *
@@ -20,8 +22,15 @@
  * (dlcp_mem_schedule()), then charges what it took (dlcp_mem_charge()).
  * sk_forward_alloc is protected by dlcp_sock.lock (asserted: lockdep);
  * sk_rmem_alloc is atomic, read without it.
+ *
+ * The pages of outgoing messages count in the protocol's pages too, from
+ * sendmsg() until the message is freed, and sendmsg() fails with ENOBUFS
+ * at the hard limit (dlcp_mem_charge_snd()); the per-socket limit for
+ * them is max(SO_SNDBUF, net.dlcp.wmem) (dlcp_sock.c), and the pages are
+ * charged to the memory cgroup as they are allocated (GFP_KERNEL_ACCOUNT).
  */
 #include <linux/mm.h>
+#include <linux/percpu_counter.h>
 #include <linux/swap.h>
 #include <net/sock.h>
 #include "dlcp_impl.h"
@@ -35,14 +44,39 @@ long dlcp_sysctl_mem[3];
 /* What a socket may hold under pressure (bytes; only [0] is read) */
 int dlcp_sysctl_rmem[3] = { 4 * PAGE_SIZE, 0, 0 };
 
-/* The defaults of net.dlcp.mem, from the memory of the machine, as udp_mem */
-void dlcp_mem_init(void)
+/*
+ * Set while the protocol's pages are above the second value of
+ * net.dlcp.mem (the core clears it below the first): a socket may then
+ * still take memory up to its share of the third value (the core's
+ * __sk_mem_raise_allocated(), with the protocol's socket count). Without
+ * it every socket holding more than its minimum would be refused memory
+ * as soon as the first value is passed.
+ */
+unsigned long dlcp_memory_pressure;
+struct percpu_counter dlcp_sockets_allocated;
+
+void dlcp_enter_memory_pressure(struct sock *sk)
+{
+	WRITE_ONCE(dlcp_memory_pressure, 1);
+}
+
+/*
+ * The defaults of net.dlcp.mem, from the memory of the machine, as
+ * udp_mem, and the count of the protocol's sockets.
+ */
+int dlcp_mem_init(void)
 {
 	unsigned long limit = max(nr_free_buffer_pages() / 8, 128UL);
 
 	dlcp_sysctl_mem[0] = limit / 4 * 3;
 	dlcp_sysctl_mem[1] = limit;
 	dlcp_sysctl_mem[2] = limit * 2;
+	return percpu_counter_init(&dlcp_sockets_allocated, 0, GFP_KERNEL);
+}
+
+void dlcp_mem_exit(void)
+{
+	percpu_counter_destroy(&dlcp_sockets_allocated);
 }
 
 /*
@@ -98,4 +132,28 @@ void dlcp_mem_uncharge(struct sock *sk, u32 bytes)
 	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	atomic_sub(bytes, &sk->sk_rmem_alloc);
 	sk_mem_uncharge(sk, bytes);
+}
+
+/*
+ * Count the @bytes of an outgoing message of @sk in the protocol's pages;
+ * false, counting nothing, if that would pass the hard limit of
+ * net.dlcp.mem.
+ */
+bool dlcp_mem_charge_snd(struct sock *sk, u32 bytes)
+{
+	long pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
+
+	if (atomic_long_add_return(pages, &dlcp_memory_allocated) >
+	    sk_prot_mem_limits(sk, 2)) {
+		atomic_long_sub(pages, &dlcp_memory_allocated);
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_PROTOMEM);
+		return false;
+	}
+	return true;
+}
+
+/* Return what dlcp_mem_charge_snd() counted for @bytes. */
+void dlcp_mem_uncharge_snd(struct sock *sk, u32 bytes)
+{
+	atomic_long_sub(DIV_ROUND_UP(bytes, PAGE_SIZE), &dlcp_memory_allocated);
 }

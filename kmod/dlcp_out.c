@@ -247,9 +247,10 @@ void dlcp_out_send_ctl(struct sock *sk, struct dlcp_out_msg *m,
 		      type == DLCP_T_PROBE && m->final ? DLCP_HF_FINAL : 0, 0);
 	p->sent = htonl(min_t(u64, (u64)m->next_new * m->seg_size, m->len));
 	p->tsval = htonl(dlcp_now_us());
-	dlcp_xmit_ctl(sk, skb, &m->saddr, &m->daddr, m->udp, m->meta.prio);
-	DLCP_INC_STATS(sock_net(sk), type == DLCP_T_PROBE ?
-		       DLCP_MIB_PROBES_SENT : DLCP_MIB_ABORTS_SENT);
+	if (!dlcp_xmit_ctl(sk, skb, &m->saddr, &m->daddr, m->udp,
+			   m->meta.prio))
+		DLCP_INC_STATS(sock_net(sk), type == DLCP_T_PROBE ?
+			       DLCP_MIB_PROBES_SENT : DLCP_MIB_ABORTS_SENT);
 }
 
 /* The header flags of segment @seg of @m, resent if @rtx. */
@@ -742,6 +743,7 @@ void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	list_del(&m->node);
 	dsk->nr_out_msgs--;
 	dsk->snd_mem -= m->len;
+	dlcp_mem_uncharge_snd(sk, m->len);
 	dlcp_peer_put(m->peer);
 	dlcp_out_release_msg(m);
 }

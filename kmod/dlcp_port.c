@@ -152,20 +152,64 @@ struct sock *dlcp_lookup(struct net *net, const struct in6_addr *daddr,
 	return NULL;
 }
 
+/* The socket of @net bound to @port (any address), referenced, or NULL. */
+struct sock *dlcp_port_sock(struct net *net, __be16 port)
+{
+	u16 num = ntohs(port);
+	struct dlcp_sock *dsk;
+	struct sock *sk = NULL;
+
+	rcu_read_lock();
+	hlist_for_each_entry_rcu(dsk, dlcp_port_bucket(net, num), port_node) {
+		if (net_eq(sock_net(&dsk->inet.sk), net) &&
+		    dsk->inet.inet_num == num) {
+			if (refcount_inc_not_zero(&dsk->inet.sk.sk_refcnt))
+				sk = &dsk->inet.sk;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return sk;
+}
+
 /*
  * Call @fn for every socket of @net bound to a port, under dlcp_port_lock
- * (@fn must not sleep, nor take dlcp_sock.lock).
+ * (@fn must not sleep, nor take dlcp_sock.lock). With @pos, the walk goes
+ * on from where an earlier one stopped: pos[0] is a bucket of the port
+ * table, pos[1] the sockets of @net in it already seen (both 0 at first).
+ * When @fn returns non-zero the walk stops and @pos is left at that
+ * socket, so that a later call (the next part of a netlink dump) begins
+ * with it. Returns what @fn returned, or 0 at the end of the table.
  */
-void dlcp_walk_socks(struct net *net,
-		     void (*fn)(struct sock *sk, void *arg), void *arg)
+int dlcp_walk_socks(struct net *net, long *pos,
+		    int (*fn)(struct sock *sk, void *arg), void *arg)
 {
+	unsigned long bucket = pos ? pos[0] : 0, skip = pos ? pos[1] : 0;
+	unsigned long num = 0;
 	struct dlcp_sock *dsk;
-	u32 i;
+	int ret = 0;
 
 	spin_lock_bh(&dlcp_port_lock);
-	for (i = 0; i < ARRAY_SIZE(dlcp_port_hash); i++)
-		hlist_for_each_entry(dsk, &dlcp_port_hash[i], port_node)
-			if (net_eq(sock_net(&dsk->inet.sk), net))
-				fn(&dsk->inet.sk, arg);
+	for (; bucket < ARRAY_SIZE(dlcp_port_hash); bucket++, skip = 0) {
+		num = 0;
+		hlist_for_each_entry(dsk, &dlcp_port_hash[bucket], port_node) {
+			if (!net_eq(sock_net(&dsk->inet.sk), net))
+				continue;
+			if (num < skip) {
+				num++;
+				continue;
+			}
+			ret = fn(&dsk->inet.sk, arg);
+			if (ret)
+				goto out;
+			num++;
+		}
+	}
+out:
 	spin_unlock_bh(&dlcp_port_lock);
+	if (pos) {
+		pos[0] = bucket;
+		pos[1] = num;
+	}
+	return ret;
 }

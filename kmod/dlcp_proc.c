@@ -20,7 +20,9 @@
  * (rem_address without a port: the state is per host; alpha in 1/1024).
  *
  * The values are read without the socket's lock: a snapshot, as in
- * /proc/net/udp; peers are read under RCU.
+ * /proc/net/udp; peers are read under RCU. sock_diag (dlcp_diag.c)
+ * reports the same, from the same helpers (dlcp_sock_info(),
+ * dlcp_peer_info()).
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -65,6 +67,7 @@ const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
 	[DLCP_MIB_RETRANS_REPORTED]	= "DlcpRetransReported",
 	[DLCP_MIB_RETRANS_TIMEOUT]	= "DlcpRetransTimeout",
 	[DLCP_MIB_OUT_MSGS]		= "DlcpOutMsgs",
+	[DLCP_MIB_OUT_PROTOMEM]		= "DlcpOutProtoMem",
 	[DLCP_MIB_OUT_MSGS_DONE]	= "DlcpOutMsgsDone",
 	[DLCP_MIB_OUT_MSGS_FAILED]	= "DlcpOutMsgsFailed",
 	[DLCP_MIB_OUT_MSGS_LOSSY]	= "DlcpOutMsgsLossy",
@@ -139,28 +142,87 @@ static void dlcp_seq_addr(struct seq_file *seq, const struct in6_addr *a)
 		seq_printf(seq, "%08X%08X%08X%08X", w[0], w[1], w[2], w[3]);
 }
 
+/*
+ * What /proc/net/dlcp/{sockets,peers} and sock_diag (dlcp_diag.c) report
+ * of a socket and of each of its destinations. Read without the socket's
+ * lock, so each value is current but together they are a snapshot, as
+ * those of /proc/net/udp are; the peers are read under RCU.
+ */
+void dlcp_sock_info(struct sock *sk, struct dlcp_diag_info *info)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_peer *p;
+	u32 i;
+
+	memset(info, 0, sizeof(*info));
+	info->info_len = sizeof(*info);
+	info->peer_len = sizeof(struct dlcp_diag_peer);
+	info->nr_peers = READ_ONCE(dsk->nr_peers);
+	info->snd_mem = READ_ONCE(dsk->snd_mem);
+	info->out_msgs = READ_ONCE(dsk->nr_out_msgs);
+	info->in_msgs = READ_ONCE(dsk->nr_in_msgs);
+	info->in_delivered = READ_ONCE(dsk->nr_zombies);
+	info->rx_queue = skb_queue_len_lockless(&sk->sk_receive_queue);
+	info->flight = READ_ONCE(dsk->flight_live);
+	info->flight_cap = READ_ONCE(dsk->flight_cap);
+	info->in_reo_us = READ_ONCE(dsk->in_reo_us);
+	info->loss_budget_ppm = READ_ONCE(dsk->loss_budget_ppm);
+	info->layer = READ_ONCE(dsk->layer);
+	info->prio = READ_ONCE(dsk->prio);
+	if (READ_ONCE(dsk->prio_set))
+		info->flags |= DLCP_DIAG_F_PRIO_SET;
+	if (READ_ONCE(dsk->recv_completion))
+		info->flags |= DLCP_DIAG_F_COMPLETION;
+	if (dlcp_sock_encap(sk) == DLCP_ENCAP_UDP)
+		info->flags |= DLCP_DIAG_F_UDP;
+	info->rcv_mem = atomic_read(&sk->sk_rmem_alloc);
+	info->drops = atomic_read(&sk->sk_drops);
+
+	rcu_read_lock();
+	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
+		hlist_for_each_entry_rcu(p, &dsk->peers[i], node) {
+			info->cwnd += READ_ONCE(p->cwnd);
+			info->srtt_us = max(info->srtt_us,
+					    READ_ONCE(p->srtt_us));
+		}
+	rcu_read_unlock();
+}
+
+/* Called under RCU (or the socket's lock). */
+void dlcp_peer_info(const struct sock *sk, const struct dlcp_peer *p,
+		    struct dlcp_diag_peer *dp)
+{
+	u32 min_rtt = READ_ONCE(p->cc.base_rtt_us);
+
+	memset(dp, 0, sizeof(*dp));
+	BUILD_BUG_ON(sizeof(dp->addr) != sizeof(p->daddr));
+	memcpy(dp->addr, &p->daddr, sizeof(dp->addr));
+	dp->msgs = READ_ONCE(p->nr_msgs);
+	dp->inflight = READ_ONCE(p->inflight);
+	dp->cwnd = READ_ONCE(p->cwnd);
+	dp->ssthresh = READ_ONCE(p->cc.ssthresh);
+	dp->srtt_us = READ_ONCE(p->srtt_us);
+	dp->rttvar_us = READ_ONCE(p->rttvar_us);
+	dp->min_rtt_us = min_rtt == U32_MAX ? 0 : min_rtt;
+	dp->rto_us = dlcp_peer_rto_us(sk, p);
+	dp->reo_us = dlcp_peer_reorder_us(sk, p);
+	dp->alpha = READ_ONCE(p->cc.alpha);
+	dp->rto_shift = READ_ONCE(p->rto_shift);
+}
+
 struct dlcp_sockets_iter {
 	struct seq_file	*seq;
 	u32		sl;
 };
 
-static void dlcp_sockets_one(struct sock *sk, void *arg)
+static int dlcp_sockets_one(struct sock *sk, void *arg)
 {
 	struct dlcp_sockets_iter *it = arg;
-	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct inet_sock *inet = inet_sk(sk);
-	u32 i, cwnd = 0, srtt = 0;
 	struct in6_addr laddr, raddr;
-	struct dlcp_peer *p;
+	struct dlcp_diag_info info;
 
-	rcu_read_lock();
-	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
-		hlist_for_each_entry_rcu(p, &dsk->peers[i], node) {
-			cwnd += READ_ONCE(p->cwnd);
-			srtt = max(srtt, READ_ONCE(p->srtt_us));
-		}
-	rcu_read_unlock();
-
+	dlcp_sock_info(sk, &info);
 	if (sk->sk_family == AF_INET6) {
 		laddr = sk->sk_v6_rcv_saddr;
 		raddr = sk->sk_v6_daddr;
@@ -175,12 +237,11 @@ static void dlcp_sockets_one(struct sock *sk, void *arg)
 	seq_printf(it->seq,
 		   ":%04X %02X %08llX:%08X %5u %5u %5u %8u %5u %lu\n",
 		   ntohs(inet->inet_dport), sk->sk_state,
-		   (unsigned long long)READ_ONCE(dsk->snd_mem),
-		   atomic_read(&sk->sk_rmem_alloc),
-		   READ_ONCE(dsk->nr_out_msgs), READ_ONCE(dsk->nr_in_msgs),
-		   cwnd, srtt,
+		   (unsigned long long)info.snd_mem, info.rcv_mem,
+		   info.out_msgs, info.in_msgs, info.cwnd, info.srtt_us,
 		   from_kuid_munged(seq_user_ns(it->seq), sock_i_uid(sk)),
 		   sock_i_ino(sk));
+	return 0;
 }
 
 static int dlcp_sockets_show(struct seq_file *seq, void *v)
@@ -188,32 +249,33 @@ static int dlcp_sockets_show(struct seq_file *seq, void *v)
 	struct dlcp_sockets_iter it = { .seq = seq };
 
 	seq_puts(seq, "  sl local_address rem_address   st tx_mem:rx_mem        out_msgs in_msgs cwnd srtt_us uid inode\n");
-	dlcp_walk_socks(seq_file_single_net(seq), dlcp_sockets_one, &it);
+	dlcp_walk_socks(seq_file_single_net(seq), NULL, dlcp_sockets_one, &it);
 	return 0;
 }
 
-static void dlcp_peers_one(struct sock *sk, void *arg)
+static int dlcp_peers_one(struct sock *sk, void *arg)
 {
 	struct dlcp_sockets_iter *it = arg;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
+	struct dlcp_diag_peer dp;
 	struct dlcp_peer *p;
 	u32 i;
 
 	rcu_read_lock();
 	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
 		hlist_for_each_entry_rcu(p, &dsk->peers[i], node) {
+			dlcp_peer_info(sk, p, &dp);
 			seq_printf(it->seq, "%4u: %08X:%04X ", it->sl++,
 				   dsk->inet.inet_rcv_saddr, dsk->inet.inet_num);
 			dlcp_seq_addr(it->seq, &p->daddr);
 			seq_printf(it->seq,
 				   " %5u %8u %5u %8u %9u %5u %9u %6u %lu\n",
-				   READ_ONCE(p->nr_msgs), READ_ONCE(p->inflight),
-				   READ_ONCE(p->cwnd), READ_ONCE(p->srtt_us),
-				   READ_ONCE(p->rttvar_us), READ_ONCE(p->cc.alpha),
-				   READ_ONCE(p->rto_shift),
-				   dlcp_peer_reorder_us(sk, p), sock_i_ino(sk));
+				   dp.msgs, dp.inflight, dp.cwnd, dp.srtt_us,
+				   dp.rttvar_us, dp.alpha, dp.rto_shift,
+				   dp.reo_us, sock_i_ino(sk));
 		}
 	rcu_read_unlock();
+	return 0;
 }
 
 static int dlcp_peers_show(struct seq_file *seq, void *v)
@@ -221,7 +283,7 @@ static int dlcp_peers_show(struct seq_file *seq, void *v)
 	struct dlcp_sockets_iter it = { .seq = seq };
 
 	seq_puts(seq, "  sl local_address rem_addr  msgs inflight  cwnd  srtt_us rttvar_us alpha rto_shift reo_us inode\n");
-	dlcp_walk_socks(seq_file_single_net(seq), dlcp_peers_one, &it);
+	dlcp_walk_socks(seq_file_single_net(seq), NULL, dlcp_peers_one, &it);
 	return 0;
 }
 

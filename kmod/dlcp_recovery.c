@@ -89,8 +89,12 @@ static void dlcp_recovery_resync(struct dlcp_out_msg *m,
 	}
 }
 
-/* A REPORT arrived for one of our messages (skb is linear, validated). */
-void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
+/*
+ * A REPORT arrived for one of our messages (skb is linear, validated).
+ * Returns the counter of the drop if the packet was refused, else
+ * DLCP_MIB_NONE.
+ */
+enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_report_hdr *r = (const void *)skb->data;
@@ -107,10 +111,8 @@ void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 
 	lockdep_assert_held(&dsk->lock);
 	m = dlcp_out_find(dsk, &r->common, &dlcp_cb(skb)->saddr);
-	if (!m) {
-		dlcp_in_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
-		return;
-	}
+	if (!m)
+		return DLCP_MIB_DROP_UNKNOWN_MSG;
 	dlcp_peer_rtt_sample(m->peer, tsecr);
 	if (tsecr && rtt > 0 && rtt <= DLCP_RTT_MAX_US)
 		m->rack_rtt_us = rtt;
@@ -171,10 +173,14 @@ void dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 		m->progress_at = jiffies;
 	dlcp_cc_on_report(sk, m->peer, acked, acked_bytes, lost, ce);
 	dlcp_out_push(sk);
+	return DLCP_MIB_NONE;
 }
 
-/* A STOP arrived: the receiver delivered the message. */
-void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
+/*
+ * A STOP arrived: the receiver delivered the message. Returns the counter
+ * of the drop if the packet was refused, else DLCP_MIB_NONE.
+ */
+enum dlcp_mib_field dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_stop_hdr *st = (const void *)skb->data;
@@ -185,10 +191,8 @@ void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 
 	lockdep_assert_held(&dsk->lock);
 	m = dlcp_out_find(dsk, &st->common, &dlcp_cb(skb)->saddr);
-	if (!m) {
-		dlcp_in_count_drop(net, DLCP_MIB_DROP_UNKNOWN_MSG, skb->len);
-		return;
-	}
+	if (!m)
+		return DLCP_MIB_DROP_UNKNOWN_MSG;
 	trace_dlcp_stop(1, m->id, ntohl(st->lost),
 			st->common.flags & DLCP_HF_FAILED);
 	m->peer->last_heard = jiffies;
@@ -209,6 +213,7 @@ void dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 	dlcp_out_free_msg(sk, m);
 	sk->sk_write_space(sk);
 	dlcp_out_push(sk);
+	return DLCP_MIB_NONE;
 }
 
 /*

@@ -352,7 +352,10 @@ static bool dlcp_snd_room(struct sock *sk, u32 len)
 	return !used || used + len <= dlcp_sndbuf_limit(sk);
 }
 
-/* Wait until @len bytes of send memory are free, then reserve them. */
+/*
+ * Wait until @len bytes of send memory are free, then reserve them, and
+ * count them in the protocol's pages (ENOBUFS at net.dlcp.mem's limit).
+ */
 static int dlcp_reserve_snd(struct sock *sk, u32 len, bool nonblock)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
@@ -384,6 +387,12 @@ static int dlcp_reserve_snd(struct sock *sk, u32 len, bool nonblock)
 		timeo = wait_woken(&wait, TASK_INTERRUPTIBLE, timeo);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
+	if (!err && !dlcp_mem_charge_snd(sk, len)) {
+		spin_lock_bh(&dsk->lock);
+		dsk->snd_mem -= len;
+		spin_unlock_bh(&dsk->lock);
+		err = -ENOBUFS;
+	}
 	return err;
 }
 
@@ -394,6 +403,7 @@ static void dlcp_unreserve_snd(struct sock *sk, u32 len)
 	spin_lock_bh(&dsk->lock);
 	dsk->snd_mem -= len;
 	spin_unlock_bh(&dsk->lock);
+	dlcp_mem_uncharge_snd(sk, len);
 	dlcp_write_space(sk);
 }
 
@@ -739,6 +749,7 @@ static int dlcp_init_sock(struct sock *sk)
 	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	int i;
 
+	sk_sockets_allocated_inc(sk);	/* destroy drops it, also on error */
 	spin_lock_init(&dsk->lock);
 	INIT_HLIST_NODE(&dsk->port_node);
 	INIT_LIST_HEAD(&dsk->out_msgs);
@@ -776,6 +787,7 @@ static void dlcp_destroy_sock(struct sock *sk)
 	dlcp_intab_destroy(dsk);
 	kvfree(dsk->flight);
 	dsk->flight = NULL;
+	sk_sockets_allocated_dec(sk);
 }
 
 /*
@@ -831,6 +843,9 @@ struct proto dlcp_prot = {
 	.unhash		= dlcp_unhash,
 	.get_port	= dlcp_get_port,
 	.memory_allocated = &dlcp_memory_allocated,
+	.memory_pressure = &dlcp_memory_pressure,
+	.enter_memory_pressure = dlcp_enter_memory_pressure,
+	.sockets_allocated = &dlcp_sockets_allocated,
 	.per_cpu_fw_alloc = &dlcp_memory_per_cpu_fw_alloc,
 	.sysctl_mem	= dlcp_sysctl_mem,
 	.sysctl_rmem	= dlcp_sysctl_rmem,
@@ -857,6 +872,9 @@ struct proto dlcpv6_prot = {
 	.unhash		= dlcp_unhash,
 	.get_port	= dlcp_get_port,
 	.memory_allocated = &dlcp_memory_allocated,
+	.memory_pressure = &dlcp_memory_pressure,
+	.enter_memory_pressure = dlcp_enter_memory_pressure,
+	.sockets_allocated = &dlcp_sockets_allocated,
 	.per_cpu_fw_alloc = &dlcp_memory_per_cpu_fw_alloc,
 	.sysctl_mem	= dlcp_sysctl_mem,
 	.sysctl_rmem	= dlcp_sysctl_rmem,

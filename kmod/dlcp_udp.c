@@ -42,11 +42,8 @@
 
 static int dlcp_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
-	if (!pskb_may_pull(skb, sizeof(struct udphdr))) {
-		dlcp_in_count_drop(sock_net(sk), DLCP_MIB_DROP_SHORT, skb->len);
-		kfree_skb(skb);
-		return 0;
-	}
+	if (!pskb_may_pull(skb, sizeof(struct udphdr)))
+		return dlcp_drop(sock_net(sk), skb, DLCP_MIB_DROP_SHORT);
 	__skb_pull(skb, sizeof(struct udphdr));
 	skb_reset_transport_header(skb);
 	/* DLCP's own checksum is verified on what follows the UDP header */

@@ -119,9 +119,11 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	skb->mark = READ_ONCE(sk->sk_mark);
 	skb_set_owner_w(skb, sk);
 
-	err = af->xmit(sk, skb, dst, saddr, daddr, tos,
-		       udp ? IPPROTO_UDP : dlcp_ipproto,
-		       dlcp_entropy(dn, msg_id, seg), nsegs);
+	/* per packet: a direct call where retpolines make indirect ones dear */
+	err = INDIRECT_CALL_2(af->xmit, dlcp4_xmit, dlcp6_xmit, sk, skb, dst,
+			      saddr, daddr, tos,
+			      udp ? IPPROTO_UDP : dlcp_ipproto,
+			      dlcp_entropy(dn, msg_id, seg), nsegs);
 	if (unlikely(net_xmit_eval(err))) {
 		DLCP_ADD_STATS(net, DLCP_MIB_OUT_ERRORS, nsegs);
 		return net_xmit_errno(err);

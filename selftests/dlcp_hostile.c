@@ -1213,6 +1213,58 @@ TEST(fresh_id_flood_protocol_limit)
 	EXPECT_GE(2 * 256, after);	/* per-CPU reserves may stay */
 }
 
+/*
+ * Outgoing messages count in net.dlcp.mem too: at its hard limit sendmsg()
+ * fails with ENOBUFS (DlcpOutProtoMem) instead of taking more pages, and
+ * the pages come back when the messages end. The messages go to a port
+ * with no socket, so they stay until the socket closes.
+ */
+TEST(send_memory_protocol_limit)
+{
+	char old[64] = "", lim[64];
+	static char msg[1 << 20];
+	uint64_t refused;
+	long before, held, after;
+	int fd, s, i, err;
+	ssize_t n;
+
+	fd = open_global(DLCP_MEM, old, sizeof(old));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dlcp_new_netns());
+	s = bound4("127.0.0.1");
+	ASSERT_LE(0, s);
+	memset(msg, 0x5a, sizeof(msg));
+	before = proto_pages();
+	ASSERT_LE(0, before);
+	refused = snmp("DlcpOutProtoMem");
+	/* 300 pages more than in use: 256 fit; a second message does not */
+	snprintf(lim, sizeof(lim), "%ld %ld %ld\n", before + 100, before + 200,
+		 before + 300);
+	ASSERT_EQ(strlen(lim), pwrite(fd, lim, strlen(lim), 0));
+	n = send_to(s, "127.0.0.1", 9, msg, sizeof(msg), 0);
+	for (i = 0, err = 0; i < 4 && !err; i++)
+		if (send_to(s, "127.0.0.1", 9, msg, sizeof(msg), 0) < 0)
+			err = errno;
+	held = proto_pages();
+	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
+	close(fd);
+	TH_LOG("net.dlcp.mem %ld pages more: %ld held, then errno %d",
+	       300L, held - before, err);
+	EXPECT_EQ((ssize_t)sizeof(msg), n);
+	EXPECT_EQ(ENOBUFS, err);
+	EXPECT_EQ(refused + 1, snmp("DlcpOutProtoMem"));
+	EXPECT_LE(before + 256, held);
+	EXPECT_GE(before + 300, held);
+	/* with room again, sending works */
+	EXPECT_EQ((ssize_t)sizeof(msg),
+		  send_to(s, "127.0.0.1", 9, msg, sizeof(msg), 0));
+	close_now(s);
+	usleep(100000);
+	after = proto_pages();
+	TH_LOG("after close: %ld pages", after);
+	EXPECT_GE(before + 8, after);
+}
+
 /* ------------------------------------------------------------------ */
 /* Memory safety: UDP GSO from small page fragments                     */
 /* ------------------------------------------------------------------ */
@@ -1293,6 +1345,43 @@ TEST_F_TIMEOUT(big, gso_small_page_frags, 240)
 	TH_LOG("super-packets with high-order pages: %llu",
 	       (unsigned long long)(gso1 - gso0));
 	EXPECT_LT(gso0, gso1);
+	close(tx);
+	close(rx);
+}
+
+/*
+ * Above the first value of net.dlcp.mem the protocol is watched, not
+ * limited: with the protocol's pages between the first and the second
+ * value, a socket still takes what a transfer needs (4 MiB messages) and
+ * no DATA is dropped for the protocol's sake.
+ */
+TEST_F_TIMEOUT(big, protocol_mem_first_value_is_no_limit, 120)
+{
+	char old[64] = "", lim[64];
+	uint64_t protomem;
+	long before;
+	int fd, tx, rx, n;
+
+	fd = open_global(DLCP_MEM, old, sizeof(old));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dlcp_new_netns());
+	tx = bound4("127.0.0.1");
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	before = proto_pages();
+	ASSERT_LE(0, before);
+	protomem = snmp("DlcpDropProtoMem");
+	snprintf(lim, sizeof(lim), "%ld %ld %ld\n", before + 16,
+		 before + 100000, before + 200000);
+	ASSERT_EQ(strlen(lim), pwrite(fd, lim, strlen(lim), 0));
+	n = big_transfers(_metadata, tx, rx);
+	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
+	close(fd);
+	TH_LOG("DlcpDropProtoMem +%llu",
+	       (unsigned long long)(snmp("DlcpDropProtoMem") - protomem));
+	EXPECT_EQ(0, n);
+	EXPECT_EQ(protomem, snmp("DlcpDropProtoMem"));
 	close(tx);
 	close(rx);
 }

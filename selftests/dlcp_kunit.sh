@@ -24,23 +24,10 @@ dir=${DLCP_KUNIT_DIR:-$dir}
 
 echo "TAP version 13"
 
-# rmmod_retry MODULE: socket teardown may finish asynchronously (RCU).
-rmmod_retry()
-{
-	local i
-
-	for ((i = 0; i < 50; i++)); do
-		grep -q "^$1 " /proc/modules || return 0
-		rmmod "$1" 2> /dev/null && return 0
-		sleep 0.1
-	done
-	rmmod "$1"
-}
-
 restore()
 {
-	rmmod_retry dlcp_test 2> /dev/null
-	rmmod_retry dlcp 2> /dev/null
+	grep -q "^dlcp_test " /proc/modules && rmmod_retry dlcp_test 5 2> /dev/null
+	rmmod_retry dlcp 5 2> /dev/null
 	dlcp_insmod "$KO" 2> /dev/null
 }
 
@@ -54,7 +41,7 @@ bail()
 if [ ! -f "$dir/dlcp.ko" ] || [ ! -f "$dir/dlcp_test.ko" ]; then
 	bail "no $dir/dlcp_test.ko (make kunit-module)"
 fi
-rmmod_retry dlcp || bail "cannot unload dlcp"
+rmmod_retry dlcp 5 || bail "cannot unload dlcp"
 trap restore EXIT
 dlcp_insmod "$dir/dlcp.ko" || bail "cannot load $dir/dlcp.ko"
 k0=$(dmesg | wc -l)

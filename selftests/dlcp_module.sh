@@ -25,18 +25,6 @@ cleanup()
 	dlcp_loaded || dlcp_insmod "$KO" 2> /dev/null
 }
 
-# rmmod_retry SECONDS: socket teardown may finish asynchronously (RCU).
-rmmod_retry()
-{
-	local i
-
-	for ((i = 0; i < $1 * 10; i++)); do
-		rmmod dlcp 2> /dev/null && return 0
-		sleep 0.1
-	done
-	rmmod dlcp
-}
-
 # hold NAME [NETNS]: a process holding a bound DLCP socket open. The
 # cases run in subshells, so the pids go to a file.
 hold()
@@ -125,7 +113,7 @@ case_rmmod_after_close()
 
 	hold init && hold netns ns_mod || return 1
 	release_holders
-	rmmod_retry 5 || { fail "rmmod after close failed"; return 1; }
+	rmmod_retry dlcp 5 || { fail "rmmod after close failed"; return 1; }
 	[ ! -e /proc/net/dlcp ] || { fail "/proc/net/dlcp still there"; rc=1; }
 	[ ! -e /proc/sys/net/dlcp ] ||
 		{ fail "/proc/sys/net/dlcp still there"; rc=1; }
@@ -166,7 +154,7 @@ case_rmmod_after_inflight()
 	sleep 0.1
 	kill -9 "$rpid" 2> /dev/null
 	wait "$spid" "$rpid" 2> /dev/null
-	rmmod_retry 10 || { fail "rmmod after killed transfer failed"; return 1; }
+	rmmod_retry dlcp 10 || { fail "rmmod after killed transfer failed"; return 1; }
 	dlcp_insmod "$KO" || { fail "insmod failed"; return 1; }
 	dlcp_loaded
 }
@@ -175,13 +163,13 @@ case_ipproto_param()
 {
 	local rc=0 proto
 
-	rmmod_retry 5 || return 1
+	rmmod_retry dlcp 5 || return 1
 	dlcp_insmod "$KO" ipproto=252 || { fail "insmod ipproto=252"; return 1; }
 	proto=$(cat /sys/module/dlcp/parameters/ipproto 2> /dev/null)
 	echo "ipproto parameter: $proto"
 	[ "$proto" = 252 ] || { fail "ipproto is not 252"; rc=1; }
 	loopback_xfer ns_mod 7300 || rc=1
-	rmmod_retry 5 || { fail "rmmod"; rc=1; }
+	rmmod_retry dlcp 5 || { fail "rmmod"; rc=1; }
 	dlcp_insmod "$KO" || { fail "insmod without parameter"; return 1; }
 	proto=$(cat /sys/module/dlcp/parameters/ipproto 2> /dev/null)
 	[ "$proto" = 253 ] || { fail "ipproto is $proto after reload"; rc=1; }

@@ -7,11 +7,14 @@
  * socket bound on 127.0.0.1, in a network namespace of the test's own.
  * Each malformed packet must be dropped, counted under its reason in
  * /proc/net/dlcp/snmp (by exactly the number sent, no other drop counter
- * moving), and never reach the socket. Well-formed packets, in any order
- * and duplicated, must be reassembled and delivered exactly once.
+ * moving), and never reach the socket; the skb:kfree_skb trace event
+ * (tracefs) must show each drop with the kernel's drop reason of that
+ * counter. Well-formed packets, in any order and duplicated, must be
+ * reassembled and delivered exactly once.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include <linux/dlcp.h>
@@ -336,41 +340,47 @@ FIXTURE(raw_drop) {
 	struct sockaddr_in lo;
 };
 
+/* @reason: the SKB_DROP_REASON_* of skb:kfree_skb, without its prefix */
 FIXTURE_VARIANT(raw_drop) {
 	build_fn build;
 	const char *counter;
+	const char *reason;
 };
 
-#define RAW_CASE(_name, _fn, _counter)				\
+#define RAW_CASE(_name, _fn, _counter, _reason)			\
 	FIXTURE_VARIANT_ADD(raw_drop, _name) {			\
 		.build = _fn,					\
 		.counter = _counter,				\
+		.reason = _reason,				\
 	}
 
-RAW_CASE(short_common_hdr, b_short_common, "DlcpDropShort");
-RAW_CASE(short_data_hdr, b_short_data, "DlcpDropShort");
-RAW_CASE(bad_checksum, b_bad_csum, "DlcpInCsumErrors");
-RAW_CASE(zero_checksum, b_zero_csum, "DlcpInCsumErrors");
-RAW_CASE(payload_bit_flip, b_payload_flip, "DlcpInCsumErrors");
-RAW_CASE(version_0, b_version0, "DlcpDropVersion");
-RAW_CASE(version_next, b_version2, "DlcpDropVersion");
-RAW_CASE(type_0, b_type0, "DlcpDropType");
-RAW_CASE(type_unknown, b_type_unknown, "DlcpDropType");
-RAW_CASE(doff_too_small, b_doff_small, "DlcpDropHdrLen");
-RAW_CASE(doff_past_end, b_doff_past_end, "DlcpDropHdrLen");
-RAW_CASE(len_field_plus_1, b_len_plus1, "DlcpDropLen");
-RAW_CASE(len_field_minus_1, b_len_minus1, "DlcpDropLen");
-RAW_CASE(unknown_flags, b_flags, "DlcpDropFlags");
-RAW_CASE(msg_len_zero, b_msglen_zero, "DlcpDropMsgLen");
-RAW_CASE(msg_len_over_max, b_msglen_over_max, "DlcpDropMsgLen");
-RAW_CASE(offset_past_end, b_offset_past_end, "DlcpDropOffset");
-RAW_CASE(offset_at_end, b_offset_at_end, "DlcpDropOffset");
-RAW_CASE(data_no_payload, b_data_no_payload, "DlcpDropOffset");
-RAW_CASE(report_gaps_unsorted, b_gaps_unsorted, "DlcpDropGaps");
-RAW_CASE(report_gaps_count, b_gaps_count, "DlcpDropGaps");
-RAW_CASE(data_bad_dtype, b_field_dtype, "DlcpDropField");
-RAW_CASE(stop_lost_too_big, b_field_stop_lost, "DlcpDropField");
-RAW_CASE(no_socket, b_no_socket, "DlcpDropNoSocket");
+RAW_CASE(short_common_hdr, b_short_common, "DlcpDropShort", "PKT_TOO_SMALL");
+RAW_CASE(short_data_hdr, b_short_data, "DlcpDropShort", "PKT_TOO_SMALL");
+RAW_CASE(bad_checksum, b_bad_csum, "DlcpInCsumErrors", "UDP_CSUM");
+RAW_CASE(zero_checksum, b_zero_csum, "DlcpInCsumErrors", "UDP_CSUM");
+RAW_CASE(payload_bit_flip, b_payload_flip, "DlcpInCsumErrors", "UDP_CSUM");
+RAW_CASE(version_0, b_version0, "DlcpDropVersion", "UNHANDLED_PROTO");
+RAW_CASE(version_next, b_version2, "DlcpDropVersion", "UNHANDLED_PROTO");
+RAW_CASE(type_0, b_type0, "DlcpDropType", "UNHANDLED_PROTO");
+RAW_CASE(type_unknown, b_type_unknown, "DlcpDropType", "UNHANDLED_PROTO");
+RAW_CASE(doff_too_small, b_doff_small, "DlcpDropHdrLen", "NOT_SPECIFIED");
+RAW_CASE(doff_past_end, b_doff_past_end, "DlcpDropHdrLen", "NOT_SPECIFIED");
+RAW_CASE(len_field_plus_1, b_len_plus1, "DlcpDropLen", "NOT_SPECIFIED");
+RAW_CASE(len_field_minus_1, b_len_minus1, "DlcpDropLen", "NOT_SPECIFIED");
+RAW_CASE(unknown_flags, b_flags, "DlcpDropFlags", "NOT_SPECIFIED");
+RAW_CASE(msg_len_zero, b_msglen_zero, "DlcpDropMsgLen", "NOT_SPECIFIED");
+RAW_CASE(msg_len_over_max, b_msglen_over_max, "DlcpDropMsgLen",
+	 "NOT_SPECIFIED");
+RAW_CASE(offset_past_end, b_offset_past_end, "DlcpDropOffset", "NOT_SPECIFIED");
+RAW_CASE(offset_at_end, b_offset_at_end, "DlcpDropOffset", "NOT_SPECIFIED");
+RAW_CASE(data_no_payload, b_data_no_payload, "DlcpDropOffset", "NOT_SPECIFIED");
+RAW_CASE(report_gaps_unsorted, b_gaps_unsorted, "DlcpDropGaps",
+	 "NOT_SPECIFIED");
+RAW_CASE(report_gaps_count, b_gaps_count, "DlcpDropGaps", "NOT_SPECIFIED");
+RAW_CASE(data_bad_dtype, b_field_dtype, "DlcpDropField", "NOT_SPECIFIED");
+RAW_CASE(stop_lost_too_big, b_field_stop_lost, "DlcpDropField",
+	 "NOT_SPECIFIED");
+RAW_CASE(no_socket, b_no_socket, "DlcpDropNoSocket", "NO_SOCKET");
 
 FIXTURE_SETUP(raw_drop)
 {
@@ -484,6 +494,159 @@ TEST_F(raw_drop, dropped_and_counted)
 	EXPECT_EQ(-1, recv(self->dlcp, &c, 1, MSG_DONTWAIT))
 		TH_LOG("the socket received a malformed packet");
 	EXPECT_EQ(EAGAIN, errno);
+}
+
+/*
+ * skb:kfree_skb in a trace instance of the test's own, filtered to the
+ * frees called from dlcp.ko's code (the event's return address, within
+ * the module as /proc/modules places it).
+ */
+struct ktrace {
+	char	dir[128];
+};
+
+static const char *const tracefs_dirs[] = {
+	"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+};
+
+static int write_str(const char *dir, const char *file, const char *s)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* Where dlcp.ko lies: [@start, @end). */
+static int module_range(unsigned long *start, unsigned long *end)
+{
+	unsigned long size, addr;
+	char line[512], name[64];
+	FILE *f = fopen("/proc/modules", "r");
+	int found = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lu %*s %*s %*s %lx", name, &size,
+			   &addr) == 3 && !strcmp(name, "dlcp") && addr) {
+			*start = addr;
+			*end = addr + size;
+			found = 0;
+		}
+	fclose(f);
+	return found;
+}
+
+/* 0, or a reason to skip (no tracefs, addresses hidden). */
+static const char *ktrace_start(struct __test_metadata *_metadata,
+				struct ktrace *t)
+{
+	unsigned long start, end;
+	char filter[128];
+	size_t i;
+
+	if (module_range(&start, &end))
+		return "no address of dlcp in /proc/modules";
+	t->dir[0] = '\0';
+	for (i = 0; i < sizeof(tracefs_dirs) / sizeof(tracefs_dirs[0]); i++) {
+		char inst[64];
+
+		snprintf(inst, sizeof(inst), "%s/instances", tracefs_dirs[i]);
+		if (access(inst, W_OK))
+			continue;
+		snprintf(t->dir, sizeof(t->dir), "%s/dlcp_raw.%d", inst,
+			 (int)getpid());
+		break;
+	}
+	if (!t->dir[0])
+		return "no tracefs";
+	rmdir(t->dir);
+	if (mkdir(t->dir, 0700)) {
+		t->dir[0] = '\0';
+		return "no trace instance";
+	}
+	snprintf(filter, sizeof(filter), "location >= 0x%lx && location < 0x%lx",
+		 start, end);
+	EXPECT_EQ(0, write_str(t->dir, "events/skb/kfree_skb/filter", filter))
+		TH_LOG("filter %s: %s", filter, strerror(errno));
+	EXPECT_EQ(0, write_str(t->dir, "events/skb/kfree_skb/enable", "1"))
+		TH_LOG("enable skb:kfree_skb: %s", strerror(errno));
+	return NULL;
+}
+
+/*
+ * Stop tracing; count the events, and those whose reason is @reason.
+ * The instance is removed.
+ */
+static void ktrace_stop(struct ktrace *t, const char *reason,
+			unsigned int *events, unsigned int *matching)
+{
+	char path[256], line[512], want[64];
+	FILE *f;
+
+	*events = *matching = 0;
+	if (!t->dir[0])
+		return;
+	write_str(t->dir, "events/skb/kfree_skb/enable", "0");
+	snprintf(want, sizeof(want), "reason: %s\n", reason);
+	snprintf(path, sizeof(path), "%s/trace", t->dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *r = strstr(line, "reason: ");
+
+		if (line[0] == '#' || !strstr(line, " kfree_skb: "))
+			continue;
+		if (!*events)
+			printf("# e.g.%s", line);
+		(*events)++;
+		if (r && !strcmp(r, want))
+			(*matching)++;
+	}
+	if (f)
+		fclose(f);
+	fflush(stdout);
+	rmdir(t->dir);
+}
+
+/*
+ * The drops of dlcp.ko free the packets with the kernel's drop reason of
+ * their counter (skb:kfree_skb, as dropwatch sees them): one event per
+ * packet sent, each with that reason, none for anything else.
+ */
+TEST_F(raw_drop, kfree_skb_reason)
+{
+	unsigned int i, events, matching;
+	struct dlcp_snmp before, after;
+	struct ktrace t = { "" };
+	uint8_t pkt[BUF];
+	const char *skip;
+	size_t len;
+
+	len = variant->build(pkt, self->port);
+	ASSERT_LT(0, len);
+	ASSERT_EQ(0, dlcp_snmp_read(&before));
+	skip = ktrace_start(_metadata, &t);
+	if (skip)
+		SKIP(return, "%s", skip);
+	for (i = 0; i < NR_SENT; i++)
+		send_raw(_metadata, self->raw, &self->lo, pkt, len);
+	wait_counter(&before, variant->counter, NR_SENT, &after);
+	ktrace_stop(&t, variant->reason, &events, &matching);
+	EXPECT_EQ(NR_SENT, dlcp_snmp_get(&after, variant->counter) -
+			   dlcp_snmp_get(&before, variant->counter));
+	EXPECT_EQ(NR_SENT, events)
+		TH_LOG("%u kfree_skb events from dlcp.ko, sent %d", events,
+		       NR_SENT);
+	EXPECT_EQ(NR_SENT, matching)
+		TH_LOG("%u of them with reason %s", matching, variant->reason);
 }
 
 /* ------------------------------------------------------------------ */

@@ -199,17 +199,6 @@ case_receiver_never_reads()
 	return $rc
 }
 
-rmmod_retry()
-{
-	local i
-
-	for i in $(seq 1 100); do
-		rmmod dlcp 2> /dev/null && return 0
-		sleep 0.1
-	done
-	rmmod dlcp
-}
-
 # one_cycle N: traffic both ways and a flood, torn down mid-flight
 one_cycle()
 {
@@ -271,7 +260,7 @@ one_cycle()
 		[ "$m" -le $((RMEM + 2 * PAGE)) ] ||
 			{ fail "cycle $n: rx_mem $m over rmem"; return 1; }
 	done
-	rmmod_retry || { fail "cycle $n: rmmod failed"; return 1; }
+	rmmod_retry dlcp 10 || { fail "cycle $n: rmmod failed"; return 1; }
 	echo "cycle $n: $how; processes gone after $((t1 - t0)) s," \
 	     "rmmod after $((SECONDS - t1)) s more"
 	insmod "$KO" || { fail "cycle $n: insmod $KO"; return 1; }

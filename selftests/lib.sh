@@ -243,6 +243,19 @@ dlcp_loaded()
 	[ -e /proc/net/dlcp/snmp ]
 }
 
+# rmmod_retry MODULE SECONDS: unload MODULE, retrying for SECONDS, as
+# socket teardown may finish asynchronously (RCU).
+rmmod_retry()
+{
+	local mod=$1 i
+
+	for ((i = 0; i < $2 * 10; i++)); do
+		rmmod "$mod" 2> /dev/null && return 0
+		sleep 0.1
+	done
+	rmmod "$mod"
+}
+
 # dlcp_insmod KO [PARAM=VALUE...]: insmod, after modprobing the modules
 # KO depends on (insmod does not; dlcp.ko needs udp_tunnel, for example).
 dlcp_insmod()

@@ -18,9 +18,10 @@
 # a check of the kernel log. Exit status 0 only if nothing failed.
 #
 # usage: run_vm.sh [--ko PATH] [COMPONENT...]
-#   COMPONENT: dlcp_api dlcp_raw dlcp_hostile dlcp_netns dlcp_loss dlcp_prio dlcp_trace
-#              dlcp_dissector dlcp_kunit dlcp_module (default: all in that order but
-#              the slow dlcp_prio, which runs with DLCP_SLOW=1)
+#   COMPONENT: dlcp_api dlcp_raw dlcp_diag dlcp_hostile dlcp_netns dlcp_loss
+#              dlcp_prio dlcp_trace dlcp_dlcpstat dlcp_dissector dlcp_kunit
+#              dlcp_module (default: all in that order but the slow
+#              dlcp_prio, which runs with DLCP_SLOW=1)
 # Environment: DLCP_TIMEOUT_SCALE=N multiplies the component timeouts
 # (the debug kernel of make debug-check is several times slower).
 
@@ -40,6 +41,7 @@ KO=$REPO_DIR/kmod/dlcp.ko
 COMPONENTS=(
 	"dlcp_api 300"
 	"dlcp_raw 120"
+	"dlcp_diag 180"
 	"dlcp_hostile 400"
 	"dlcp_netns.sh 600"
 	"dlcp_netns6.sh 600"
@@ -50,6 +52,7 @@ COMPONENTS=(
 	"dlcp_pmtu.sh 180"
 	"dlcp_multipath.sh 300"
 	"dlcp_trace.sh 120"
+	"dlcp_dlcpstat.sh 240"
 	"dlcp_dissector.sh 240"
 	"dlcp_fuzz.sh 480"
 	"dlcp_stress.sh 480"
@@ -180,7 +183,7 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	-h | --help)
-		sed -n '3,25p' "$0"
+		sed -n '3,26p' "$0"
 		exit 0
 		;;
 	*)

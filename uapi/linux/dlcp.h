@@ -307,4 +307,130 @@ struct dlcp_completion {
 	__u32	bytes_lost;
 };
 
+/*
+ * Monitoring (sock_diag)
+ * ----------------------
+ * The bound DLCP sockets of a network namespace are listed by the
+ * inet_diag interface of NETLINK_SOCK_DIAG, as TCP's, UDP's and SCTP's
+ * are: a SOCK_DIAG_BY_FAMILY request (struct inet_diag_req_v2) with
+ * sdiag_family AF_INET or AF_INET6 and sdiag_protocol the protocol number
+ * of the module (IPPROTO_DLCP unless its parameter "ipproto" says
+ * otherwise: /sys/module/dlcp/parameters/ipproto). With NLM_F_DUMP every
+ * socket of that family in the requester's namespace that matches
+ * idiag_states, the ports in id (0: any) and the bytecode filter is one
+ * struct inet_diag_msg; without, the one socket whose local port is
+ * id.idiag_sport (DLCP ports are unique in a namespace, whatever the
+ * address) and whose cookie is id.idiag_cookie (or INET_DIAG_NOCOOKIE).
+ *
+ * In struct inet_diag_msg: the bound and the connected address and port,
+ * idiag_state TCP_CLOSE (1 << 7 in idiag_states) for a bound socket and
+ * TCP_ESTABLISHED (1 << 1) for a connected one, idiag_uid, idiag_inode,
+ * the cookie, idiag_rqueue the receive memory charged (messages being
+ * received and queued), idiag_wqueue the bytes of outgoing messages held,
+ * and idiag_timer 1 while the socket's guard timer (retransmission,
+ * probes, expiry of incoming messages) is armed, idiag_expires its due
+ * time in milliseconds. Attributes, by the bits of idiag_ext:
+ * INET_DIAG_MEMINFO (idiag_wmem: outgoing message bytes held),
+ * INET_DIAG_SKMEMINFO, and INET_DIAG_INFO: a struct dlcp_diag_info, then
+ * dlcp_diag_info.nr_listed struct dlcp_diag_peer, one per destination of
+ * the socket, at most DLCP_DIAG_MAX_PEERS (/proc/net/dlcp/peers lists
+ * them all). Read the peers from offset info_len of the attribute, each
+ * peer_len bytes long: later versions may append fields to either
+ * structure. Values are a snapshot read without stopping the socket.
+ */
+#define DLCP_DIAG_MAX_PEERS	32
+
+/* dlcp_diag_info.flags */
+#define DLCP_DIAG_F_PRIO_SET	0x01	/* DLCP_PRIORITY set: classes fixed */
+#define DLCP_DIAG_F_COMPLETION	0x02	/* DLCP_RECVCOMPLETION on */
+#define DLCP_DIAG_F_UDP		0x04	/* messages go inside UDP */
+
+/**
+ * struct dlcp_diag_info - INET_DIAG_INFO of a DLCP socket
+ * @info_len:		bytes of this structure: the peers begin there
+ * @peer_len:		bytes of one struct dlcp_diag_peer
+ * @nr_peers:		destinations the socket keeps state for
+ * @nr_listed:		struct dlcp_diag_peer that follow (nr_peers, at most
+ *			DLCP_DIAG_MAX_PEERS)
+ * @snd_mem:		bytes of outgoing messages held
+ * @out_msgs:		outgoing messages held (being sent, or waiting for
+ *			the receiver's STOP)
+ * @in_msgs:		incoming messages held: being received, and
+ *			delivered ones remembered to answer late packets
+ * @in_delivered:	of @in_msgs, the delivered ones
+ * @rx_queue:		complete messages waiting for recvmsg()
+ * @flight:		segments sent whose fate is unknown
+ * @flight_cap:		the most segments the socket may have in flight
+ *			(0 until its first message)
+ * @cwnd:		sum of the congestion windows of the destinations,
+ *			in segments
+ * @srtt_us:		the largest smoothed round-trip time among them
+ * @in_reo_us:		the longest reordering the receiver has seen lately
+ *			(how long an incomplete message waits for late
+ *			segments)
+ * @loss_budget_ppm:	DLCP_LOSS_BUDGET
+ * @layer:		DLCP_LAYER
+ * @prio:		DLCP_PRIORITY
+ * @flags:		DLCP_DIAG_F_*
+ * @rcv_mem:		receive memory charged, bytes
+ * @drops:		packets dropped for this socket (sk_drops)
+ * @reserved:		zero
+ */
+struct dlcp_diag_info {
+	__u16	info_len;
+	__u16	peer_len;
+	__u16	nr_peers;
+	__u16	nr_listed;
+	__u64	snd_mem;
+	__u32	out_msgs;
+	__u32	in_msgs;
+	__u32	in_delivered;
+	__u32	rx_queue;
+	__u32	flight;
+	__u32	flight_cap;
+	__u32	cwnd;
+	__u32	srtt_us;
+	__u32	in_reo_us;
+	__u32	loss_budget_ppm;
+	__u16	layer;
+	__u8	prio;
+	__u8	flags;
+	__u32	rcv_mem;
+	__u32	drops;
+	__u32	reserved;
+};
+
+/**
+ * struct dlcp_diag_peer - state of the path to one destination
+ * @addr:	its address; an IPv4 address as ::ffff:a.b.c.d
+ * @msgs:	outgoing messages to it
+ * @inflight:	segments in flight to it
+ * @cwnd:	congestion window, segments
+ * @ssthresh:	slow start threshold, segments (0xffffffff: none yet)
+ * @srtt_us:	smoothed round-trip time (0: no sample yet)
+ * @rttvar_us:	round-trip time variation
+ * @min_rtt_us:	smallest round-trip time seen
+ * @rto_us:	retransmission timeout, backed off
+ * @reo_us:	reordering window: how late a segment may be before it is
+ *		lost
+ * @alpha:	DCTCP's estimate of the CE-marked fraction, 1024 = 1.0
+ * @rto_shift:	timeouts since the last round-trip sample
+ * @reserved:	zero
+ */
+struct dlcp_diag_peer {
+	__be32	addr[4];
+	__u32	msgs;
+	__u32	inflight;
+	__u32	cwnd;
+	__u32	ssthresh;
+	__u32	srtt_us;
+	__u32	rttvar_us;
+	__u32	min_rtt_us;
+	__u32	rto_us;
+	__u32	reo_us;
+	__u16	alpha;
+	__u8	rto_shift;
+	__u8	reserved;
+};
+
 #endif /* _UAPI_LINUX_DLCP_H */

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host unit test of dlcpstat: the parser of /proc/net/dlcp/snmp lines and
- * the delta arithmetic, then the binary itself on a sample file (-f) with a
- * private history file. TAP on stdout; exit status 1 if anything failed.
+ * the delta arithmetic, the parsers of sock_diag's answers and of
+ * /proc/net/dlcp/{sockets,peers}, then the binary itself on sample files
+ * (-f) with a private history file. TAP on stdout; exit status 1 if
+ * anything failed.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
 
 #include "dlcpstat_lib.h"
 
@@ -42,6 +49,68 @@ static const char *run(const char *cmd)
 	return pclose(p) == 0 ? out : NULL;
 }
 
+
+/*
+ * A sock_diag answer as the kernel writes it: struct inet_diag_msg of an
+ * AF_INET socket 10.1.2.3:7300 -> 10.1.2.4:7301, an attribute the parser
+ * skips, then INET_DIAG_INFO with @nr_peers peers, each @peer_len bytes
+ * (more than struct dlcp_diag_peer: what a later kernel may send).
+ * Returns the length.
+ */
+static size_t diag_msg(uint8_t *buf, unsigned int nr_peers, size_t peer_len)
+{
+	struct inet_diag_msg r = { 0 };
+	struct dlcp_diag_info di = { 0 };
+	struct dlcp_diag_peer dp = { 0 };
+	struct nlattr a;
+	size_t off = 0, i, ilen = sizeof(di) + 8;
+	uint32_t v = 7;
+
+	r.idiag_family = AF_INET;
+	r.idiag_state = 1;
+	r.id.idiag_sport = htons(7300);
+	r.id.idiag_dport = htons(7301);
+	r.id.idiag_src[0] = htonl(0x0a010203);
+	r.id.idiag_dst[0] = htonl(0x0a010204);
+	r.id.idiag_cookie[0] = 5;
+	r.idiag_uid = 1000;
+	r.idiag_inode = 4242;
+	memcpy(buf, &r, sizeof(r));
+	off = NLA_ALIGN(sizeof(r));
+	a.nla_type = INET_DIAG_MARK;
+	a.nla_len = NLA_HDRLEN + 4;
+	memcpy(buf + off, &a, sizeof(a));
+	memcpy(buf + off + NLA_HDRLEN, &v, 4);
+	off += NLA_ALIGN(a.nla_len);
+
+	di.info_len = (uint16_t)ilen;	/* a longer structure than ours */
+	di.peer_len = (uint16_t)peer_len;
+	di.nr_peers = (uint16_t)(nr_peers + 3);
+	di.nr_listed = (uint16_t)nr_peers;
+	di.snd_mem = 1ULL << 33;
+	di.out_msgs = 2;
+	di.flight = 64;
+	di.cwnd = 80;
+	di.srtt_us = 1500;
+	di.rcv_mem = 99;
+	a.nla_type = INET_DIAG_INFO;
+	a.nla_len = (uint16_t)(NLA_HDRLEN + ilen + nr_peers * peer_len);
+	memcpy(buf + off, &a, sizeof(a));
+	memset(buf + off + NLA_HDRLEN, 0xee, ilen + nr_peers * peer_len);
+	memcpy(buf + off + NLA_HDRLEN, &di, sizeof(di));
+	for (i = 0; i < nr_peers; i++) {
+		dp.addr[2] = htonl(0xffff);
+		dp.addr[3] = htonl(0x0a010204 + (uint32_t)i);
+		dp.cwnd = 40 + (uint32_t)i;
+		dp.srtt_us = 1500;
+		dp.ssthresh = 0xffffffff;
+		dp.rto_us = 10000;
+		memcpy(buf + off + NLA_HDRLEN + ilen + i * peer_len, &dp,
+		       sizeof(dp));
+	}
+	return off + NLA_ALIGN(a.nla_len);
+}
+
 int main(void)
 {
 	static const char snmp[] =
@@ -57,7 +126,7 @@ int main(void)
 	FILE *f;
 	int found;
 
-	printf("TAP version 13\n1..18\n");
+	printf("TAP version 13\n1..31\n");
 
 	ok(!parse(snmp, &t, &bad) && t.nr == 4, "parses the snmp format");
 	ok(dlcpstat_get(&t, "DlcpInPkts", &found) == 12345 && found,
@@ -91,6 +160,67 @@ int main(void)
 	   "table diff");
 	dlcpstat_free(&t);
 	dlcpstat_free(&old);
+
+	/* sock_diag's answers */
+	{
+		static uint8_t m[8192];
+		struct dlcpstat_sock *sk = calloc(1, sizeof(*sk));
+		char a[80];
+		size_t len = diag_msg(m, 2, sizeof(struct dlcp_diag_peer) + 8);
+
+		ok(sk && !dlcpstat_diag_parse(m, len, sk) &&
+		   sk->family == AF_INET && sk->state == 1 &&
+		   sk->lport == 7300 && sk->rport == 7301 &&
+		   sk->inode == 4242 && sk->uid == 1000 && sk->cookie == 5,
+		   "sock_diag: struct inet_diag_msg");
+		dlcpstat_addr_str(a, sizeof(a), sk->laddr, sk->lport);
+		ok(!strcmp(a, "10.1.2.3:7300"), "sock_diag: IPv4 address");
+		ok(sk->have_info && sk->snd_mem == 1ULL << 33 &&
+		   sk->out_msgs == 2 && sk->flight == 64 && sk->cwnd == 80 &&
+		   sk->srtt_us == 1500 && sk->rcv_mem == 99 &&
+		   sk->nr_peers == 5 && sk->nr_listed == 2,
+		   "sock_diag: INET_DIAG_INFO, longer than this version's");
+		dlcpstat_addr_str(a, sizeof(a), sk->peers[1].addr, -1);
+		ok(sk->peers[0].cwnd == 40 && sk->peers[1].cwnd == 41 &&
+		   sk->peers[1].full && sk->peers[1].rto_us == 10000 &&
+		   sk->peers[1].inode == 4242 && !strcmp(a, "10.1.2.5"),
+		   "sock_diag: peers, longer than this version's");
+		ok(dlcpstat_diag_parse(m, len - 8, sk) &&
+		   dlcpstat_diag_parse(m, 10, sk),
+		   "sock_diag: a message cut short is refused");
+		free(sk);
+	}
+
+	/* /proc/net/dlcp/sockets and peers */
+	{
+		struct dlcpstat_sock *sk = calloc(1, sizeof(*sk));
+		struct dlcpstat_peer pe;
+		char a[80];
+
+		ok(sk && dlcpstat_proc_sock_parse("  sl local_address rem_address   st tx_mem:rx_mem        out_msgs in_msgs cwnd srtt_us uid inode\n", sk) == 1 &&
+		   !dlcpstat_proc_sock_parse("   1: 0100007F:1C84 00000000:0000 07 00000010:00019909     2     1    32     1500     7 1376\n", sk) &&
+		   sk->lport == 7300 && sk->state == 7 && sk->snd_mem == 16 &&
+		   sk->rcv_mem == 0x19909 && sk->out_msgs == 2 &&
+		   sk->in_msgs == 1 && sk->cwnd == 32 && sk->srtt_us == 1500 &&
+		   sk->uid == 7 && sk->inode == 1376 && !sk->have_info,
+		   "/proc sockets: a line of an IPv4 socket");
+		dlcpstat_addr_str(a, sizeof(a), sk->laddr, sk->lport);
+		ok(!strcmp(a, "127.0.0.1:7300") || /* big-endian host */
+		   !strcmp(a, "1.0.0.127:7300"), "/proc sockets: IPv4 address");
+		ok(!dlcpstat_proc_sock_parse("   0: 00000000000000000000000001000000:1C85 00000000000000000000000000000000:0000 01 00000000:00000000     0     0     0        0     0 1377\n", sk) &&
+		   sk->family == AF_INET6 &&
+		   dlcpstat_proc_sock_parse("   0: 0100007F:1C84 00000000:0000 07\n", sk) == -1,
+		   "/proc sockets: an IPv6 line; a short one refused");
+		dlcpstat_addr_str(a, sizeof(a), sk->raddr, sk->rport);
+		ok(!strcmp(a, "*:*"), "wildcard address and port print as *:*");
+		ok(!dlcpstat_proc_peer_parse("   0: 00000000:A822 0100007F     1       12    33    21243     10050   960         0   9310 1378\n", &pe) &&
+		   pe.lport == 0xa822 && pe.msgs == 1 && pe.inflight == 12 &&
+		   pe.cwnd == 33 && pe.srtt_us == 21243 &&
+		   pe.rttvar_us == 10050 && pe.alpha == 960 &&
+		   pe.reo_us == 9310 && pe.inode == 1378 && !pe.full,
+		   "/proc peers: a line");
+		free(sk);
+	}
 
 	/* the binary, on a sample file, with a private history */
 	if (!mkdtemp(dir)) {
@@ -154,6 +284,32 @@ int main(void)
 	out = run(cmd);
 	ok(out && strstr(out, "malformed") && strstr(out, "rc=1"),
 	   "binary reports a malformed file");
+	snprintf(path, sizeof(path), "%s/sockets", dir);
+	f = fopen(path, "w");
+	fputs("  sl local_address rem_address   st tx_mem:rx_mem        out_msgs in_msgs cwnd srtt_us uid inode\n"
+	      "   1: 0100007F:1C84 00000000:0000 07 00000000:00000010     0     1     0        0     0 1376\n"
+	      "   0: 00000000000000000000000001000000:1C85 00000000000000000000000001000000:1C84 01 00000000:00000000     0     0     0        0     0 1377\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "./dlcpstat -S -6 -j -f %s", path);
+	out = run(cmd);
+	ok(out && !strcmp(out, "{\"source\":\"proc\",\"sockets\":[{\"family\":\"inet6\","
+			  "\"state\":\"ESTAB\",\"local\":\"::1\",\"lport\":7301,"
+			  "\"peer\":\"::1\",\"rport\":7300,\"uid\":0,\"inode\":1377,"
+			  "\"rcv_mem\":0,\"snd_mem\":0,\"out_msgs\":0,\"in_msgs\":0,"
+			  "\"cwnd\":0,\"srtt_us\":0}]}\n"),
+	   "binary -S -6 -j -f: sockets from a /proc file, as JSON");
+	snprintf(cmd, sizeof(cmd), "./dlcpstat -S -f %s | awk 'NR > 1 { print $1, $4, $5 }'",
+		 path);
+	out = run(cmd);
+	ok(out && (strstr(out, "UNCONN 127.0.0.1:7300 *:*\n") ||
+		   strstr(out, "UNCONN 1.0.0.127:7300 *:*\n")) &&
+	   strstr(out, "ESTAB [::1]:7301 [::1]:7300\n"),
+	   "binary -S -f: a line per socket");
+	snprintf(cmd, sizeof(cmd), "./dlcpstat -S 1 2>&1; echo rc=$?");
+	out = run(cmd);
+	ok(out && strstr(out, "rc=2"), "binary -S with an interval: usage error");
+
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		return 1;

@@ -6,6 +6,7 @@
 #ifndef DLCP_TEST_EPS_H
 #define DLCP_TEST_EPS_H
 
+#include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -47,6 +48,29 @@ static inline int open_eps(int world, int family, int transport,
 		}
 	}
 	return 0;
+}
+
+/*
+ * The arguments of the collectives' tests: "dlcp" or "tcp" (*@transport;
+ * TCP if neither), "--loss" (*@loss). Prints the TAP header, naming
+ * @what and the transport.
+ */
+static inline void eps_args(int argc, char **argv, const char *what,
+			    int *transport, int *loss)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "dlcp"))
+			*transport = DLCP_TRANSPORT_DLCP;
+		else if (!strcmp(argv[i], "tcp"))
+			*transport = DLCP_TRANSPORT_TCP;
+		else if (!strcmp(argv[i], "--loss"))
+			*loss = 1;
+	}
+	printf("TAP version 13\n# libdlcp %s over %s%s\n", what,
+	       *transport == DLCP_TRANSPORT_TCP ? "tcp" : "dlcp",
+	       *loss ? " (lossy)" : "");
 }
 
 #endif

@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +24,11 @@
 #include <arpa/inet.h>
 
 #include "libdlcp.h"
+#include "tap.h"
 #include "eps.h"
 
 static int transport = DLCP_TRANSPORT_TCP;
 static int family = AF_INET;
-static int ntest, nfail;
 
 enum op { OP_ALLREDUCE, OP_RS, OP_AG, OP_PS, OP_PS_DEDICATED, OP_BARRIER };
 
@@ -242,23 +241,6 @@ static struct job *run(const struct job *proto, int world,
 	return jobs;
 }
 
-static void report(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void report(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntest++;
-	if (!ok)
-		nfail++;
-	printf("%sok %d - ", ok ? "" : "not ", ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
 static const char *opname(enum op op)
 {
 	static const char *const n[] = { "allreduce", "reduce_scatter",
@@ -335,7 +317,7 @@ static void bad_cases(void)
 	struct dlcp_coll_opts o = { 0 };
 	float f[4] = { 0 };
 	double t0;
-	int r, ok;
+	int r, ok, err;
 
 	p.op = OP_ALLREDUCE;
 	p.n = 1000;
@@ -406,6 +388,18 @@ static void bad_cases(void)
 	report(dlcp_group_open_env(&g, 0, transport, 0) == -EINVAL,
 	       "group_open_env DLCP_ADDR_PLAN=10.77 with 255 ranks -> -EINVAL");
 	unsetenv("DLCP_ADDR_PLAN");
+	/* same host: ranks on base_port .. base_port + world - 1 */
+	setenv("DLCP_SAME_HOST", "1", 1);
+	setenv("WORLD_SIZE", "2", 1);
+	err = dlcp_group_open_env(&g, 65534, transport, 1000);
+	if (!err)
+		dlcp_group_close(g, 0);
+	report(err != -EINVAL,
+	       "group_open_env DLCP_SAME_HOST=1 on ports 65534-65535 is valid (%d)",
+	       err);
+	report(dlcp_group_open_env(&g, 65535, transport, 0) == -EINVAL,
+	       "group_open_env DLCP_SAME_HOST=1 past port 65535 -> -EINVAL");
+	unsetenv("DLCP_SAME_HOST");
 	unsetenv("RANK");
 	unsetenv("WORLD_SIZE");
 	if (dlcp_group_open(&g, 0, 1, a, transport, 1000) == 0) {
@@ -526,17 +520,7 @@ int main(int argc, char **argv)
 	static const int worlds[] = { 1, 2, 3, 4 };
 	int loss = 0, i, k, w;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "dlcp"))
-			transport = DLCP_TRANSPORT_DLCP;
-		else if (!strcmp(argv[i], "tcp"))
-			transport = DLCP_TRANSPORT_TCP;
-		else if (!strcmp(argv[i], "--loss"))
-			loss = 1;
-	}
-	printf("TAP version 13\n# libdlcp collectives over %s%s\n",
-	       transport == DLCP_TRANSPORT_TCP ? "tcp" : "dlcp",
-	       loss ? " (lossy)" : "");
+	eps_args(argc, argv, "collectives", &transport, &loss);
 	if (loss) {
 		loss_case(OP_ALLREDUCE, 4, 300000, DLCP_REDUCE_MEAN, 100000,
 			  DLCP_ALGO_RING);
@@ -585,6 +569,5 @@ int main(int argc, char **argv)
 		bad_cases();
 		ipv6_cases();
 	}
-	printf("1..%d\n# %d passed, %d failed\n", ntest, ntest - nfail, nfail);
-	return nfail ? 1 : 0;
+	return tap_done();
 }

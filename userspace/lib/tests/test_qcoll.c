@@ -16,17 +16,16 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
 #include "libdlcp.h"
+#include "tap.h"
 #include "eps.h"
 
 static int transport = DLCP_TRANSPORT_TCP;
-static int ntest, nfail;
 
 enum op { OP_AR, OP_RSAG, OP_PS, OP_PSD, OP_RAW };
 
@@ -45,21 +44,6 @@ struct job {
 	float *out;
 	struct dlcp_coll_stats st;
 };
-
-static void report(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void report(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!ok)
-		nfail++;
-}
 
 static float val(const struct job *j, int rank, size_t i)
 {
@@ -371,19 +355,9 @@ static void loss_case(enum op op, int world, size_t n, int bits)
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 1, 3, 1000, 65537 };
-	int loss = 0, i, w, k;
+	int loss = 0, w, k;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "dlcp"))
-			transport = DLCP_TRANSPORT_DLCP;
-		else if (!strcmp(argv[i], "tcp"))
-			transport = DLCP_TRANSPORT_TCP;
-		else if (!strcmp(argv[i], "--loss"))
-			loss = 1;
-	}
-	printf("TAP version 13\n# libdlcp quantized collectives over %s%s\n",
-	       transport == DLCP_TRANSPORT_TCP ? "tcp" : "dlcp",
-	       loss ? " (lossy)" : "");
+	eps_args(argc, argv, "quantized collectives", &transport, &loss);
 	if (loss) {
 		loss_case(OP_AR, 4, 300000, 8);
 		loss_case(OP_AR, 3, 300000, 4);
@@ -408,6 +382,5 @@ int main(int argc, char **argv)
 		wire_case(4, 262144);
 		mismatch_case();
 	}
-	printf("1..%d\n# %d passed, %d failed\n", ntest, ntest - nfail, nfail);
-	return nfail ? 1 : 0;
+	return tap_done();
 }

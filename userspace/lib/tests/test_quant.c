@@ -10,29 +10,13 @@
  * elements within 5 of its own sd.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libdlcp.h"
+#include "tap.h"
 
-static int ntest, nfail;
-
-static void report(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void report(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", ok ? "" : "not ", ++ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (!ok)
-		nfail++;
-}
 
 static double urand(uint64_t *s)
 {
@@ -271,6 +255,5 @@ int main(void)
 	packing();
 	aggregate();
 	hadamard();
-	printf("1..%d\n# %d passed, %d failed\n", ntest, ntest - nfail, nfail);
-	return nfail ? 1 : 0;
+	return tap_done();
 }

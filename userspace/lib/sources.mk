@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# libdlcp's sources, for its Makefile and the test programs (which compile
+# them in, with the sanitizers), relative to userspace/lib.
+
+LIBDLCP_SRCS	:= ep.c transport_dlcp.c transport_tcp.c addr.c helpers.c \
+		   group.c rendezvous.c frame.c frame_quant.c coll.c \
+		   allreduce_ring.c allreduce_direct.c ps.c barrier.c quant.c \
+		   qcoll.c
+LIBDLCP_HDRS	:= libdlcp.h addr.h clock.h transport.h group.h frame.h \
+		   coll.h qcoll.h
