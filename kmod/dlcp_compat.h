@@ -13,6 +13,7 @@
 
 #include <linux/version.h>
 #include <linux/bpf-cgroup.h>
+#include <linux/inet_diag.h>
 #include <linux/sysctl.h>
 #include <net/inet_sock.h>
 #include <net/net_namespace.h>
@@ -156,6 +157,20 @@ static void name(struct sock *sk, struct sk_buff *skb,			\
 	fn(sk, skb, udp_offset);					\
 }
 #endif
+
+/*
+ * inet_diag: since 6.9 a dump runs without inet_diag's handler mutex and
+ * holds the handler's module (struct inet_diag_handler's .owner) instead,
+ * so a handler in a module names it; before, the mutex that
+ * inet_diag_unregister() takes kept the module.
+ */
+static inline void dlcp_inet_diag_set_owner(struct inet_diag_handler *h,
+					    struct module *owner)
+{
+#if DLCP_LINUX_AT_LEAST(6, 9)
+	h->owner = owner;
+#endif
+}
 
 /*
  * Symbol namespaces: EXPORT_SYMBOL_NS_GPL() and MODULE_IMPORT_NS() take a

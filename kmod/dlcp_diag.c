@@ -251,6 +251,7 @@ int dlcp_diag_init(void)
 	BUILD_BUG_ON(sizeof(struct dlcp_diag_info) % 8);
 	BUILD_BUG_ON(sizeof(struct dlcp_diag_peer) % 4);
 	dlcp_diag_handler.idiag_type = dlcp_ipproto;
+	dlcp_inet_diag_set_owner(&dlcp_diag_handler, THIS_MODULE);
 	err = inet_diag_register(&dlcp_diag_handler);
 	dlcp_diag_registered = !err;
 	return err;
