@@ -4,8 +4,9 @@
 # DLCP module life cycle: the module cannot be unloaded while a DLCP socket
 # is open (in any network namespace), unloads once they are closed, also
 # right after sockets died with messages in flight, loads again (with its
-# per-netns state set up in namespaces that already exist), and honours
-# the ipproto module parameter.
+# per-netns state set up in namespaces that already exist), honours the
+# ipproto module parameter, and is loaded on demand by the first
+# socket(AF_INET or AF_INET6, SOCK_DLCP, 0) through its module aliases.
 #
 # Unloads and reloads the module: run it last, with no other DLCP user.
 # Leaves the module loaded (from $DLCP_KO, default kmod/dlcp.ko).
@@ -176,6 +177,47 @@ case_ipproto_param()
 	return $rc
 }
 
+# socket(AF_INET or AF_INET6, SOCK_DLCP, 0) with the module unloaded: the
+# kernel asks modprobe for net-pf-FAMILY-proto-0-type-4, which dlcp.ko's
+# aliases must answer. kernel.modprobe points for the time of the call at
+# a wrapper that logs the request and runs the real modprobe on a module
+# tree of the test's own holding only $KO (depmod indexes its aliases;
+# the modules it depends on stay loaded from before).
+case_autoload()
+{
+	local rel tree wrapper old fam pf rc=0
+
+	rel=$(uname -r)
+	tree=$tmpdir/modroot
+	wrapper=$tmpdir/modprobe
+	mkdir -p "$tree/lib/modules/$rel/extra"
+	cp "$KO" "$tree/lib/modules/$rel/extra/dlcp.ko"
+	depmod -b "$tree" "$rel" || { fail "depmod -b $tree"; return 1; }
+	printf '#!/bin/sh\necho "$*" >> %s/requests\nexec %s -d %s "$@"\n' \
+		"$tmpdir" "$(command -v modprobe)" "$tree" > "$wrapper"
+	chmod 755 "$wrapper"
+	old=$(cat /proc/sys/kernel/modprobe)
+
+	for fam in 4 6; do
+		pf=2
+		[ $fam = 6 ] && pf=10
+		rm -f "$tmpdir/requests"
+		rmmod_retry dlcp 5 || { fail "rmmod"; return 1; }
+		echo "$wrapper" > /proc/sys/kernel/modprobe
+		"$XFER" hold --family $fam --no-wait ||
+			{ fail "IPv$fam: socket() did not load the module"; rc=1; }
+		echo "$old" > /proc/sys/kernel/modprobe
+		echo "IPv$fam: modprobe asked for: $(cat "$tmpdir/requests" 2> /dev/null)"
+		grep -q -- "-- net-pf-$pf-proto-0-type-4\$" "$tmpdir/requests" ||
+			{ fail "no request for net-pf-$pf-proto-0-type-4"; rc=1; }
+		dlcp_loaded || { fail "IPv$fam: dlcp not loaded"; rc=1; continue; }
+		[ "$(cat /sys/module/dlcp/srcversion)" = \
+		  "$(modinfo -F srcversion "$KO")" ] ||
+			{ fail "the module loaded is not $KO"; rc=1; }
+	done
+	return $rc
+}
+
 # ------------------------------------------------------------------- main
 
 CASES=(
@@ -186,6 +228,7 @@ CASES=(
 	reload_existing_netns
 	rmmod_after_inflight
 	ipproto_param
+	autoload
 )
 
 require_root
