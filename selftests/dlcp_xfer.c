@@ -33,79 +33,32 @@
  * and must never be lost.
  *
  * --family 4|6 selects the address family; only AF_INET exists today.
+ *
+ * This file has the options, the socket helpers and control messages
+ * that the receiver (dlcp_xfer_recv.c) and the senders
+ * (dlcp_xfer_send.c) share, and the small commands mss, hold and hdrlen.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/time.h>
 
 #include <linux/dlcp.h>
 #include "dlcp_wire.h"
 
 #include "dlcp_util.h"
+#include "dlcp_xfer.h"
 
-#define MAX_SIZES	64
-#define MAX_SENDERS	64
-#define CTL_MAGIC	0x444c4350u	/* "DLCP" */
-#define CTL_DONE	1
-#define CTL_BYE		2
-#define CTL_TENSOR	0xffffffffu	/* tensor_id of control messages */
-#define MAX_LOST	8192		/* DLCP_CMSG_LOST ranges we take */
-
-/* A control message between receiver and sender. */
-struct ctl_msg {
-	uint32_t magic;
-	uint32_t type;
-	uint32_t sender;
-	uint32_t status;	/* DONE: 0 if all of this sender's arrived */
-};
-
-struct addr {
-	struct sockaddr_storage ss;
-	socklen_t len;
-};
-
-static struct {
-	int family;
-	const char *to;
-	const char *bind_addr;
-	uint16_t port;
-	size_t sizes[MAX_SIZES];
-	unsigned int nsizes;
-	unsigned int repeat;
-	unsigned int senders;
-	uint32_t id_base;
-	unsigned int count;
-	double timeout;
-	double linger;
-	const char *ready_file;
-	int rcvbuf;
-	int sndbuf;
-	bool no_ack;
-	bool no_wait;
-	bool quiet;
-	bool verbose;
-	bool budget_set;
-	uint32_t budget;	/* --budget: loss budget, ppm */
-	size_t critical;	/* --critical: bytes [0, N) are critical */
-	unsigned int min_lossy;	/* --min-lossy: at least N lossy messages */
-} opt = {
+struct xfer_opts opt = {
 	.family = AF_INET,
 	.repeat = 1,
 	.senders = 1,
@@ -115,7 +68,7 @@ static struct {
 
 static const char *prog = "dlcp_xfer";
 
-static void msg(const char *fmt, ...)
+void msg(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -126,7 +79,7 @@ static void msg(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -316,11 +269,16 @@ static void parse_opts(int argc, char **argv)
 		usage();
 }
 
+unsigned int per_sender(void)
+{
+	return opt.nsizes * opt.repeat;
+}
+
 /* ------------------------------------------------------------------ */
 /* Sockets and addresses                                                */
 /* ------------------------------------------------------------------ */
 
-static void make_addr(struct addr *a, const char *host, uint16_t port)
+void make_addr(struct addr *a, const char *host, uint16_t port)
 {
 	memset(a, 0, sizeof(*a));
 	if (opt.family == AF_INET) {
@@ -342,50 +300,7 @@ static void make_addr(struct addr *a, const char *host, uint16_t port)
 	}
 }
 
-static const char *addr_str(const struct sockaddr_storage *ss, char *buf,
-			    size_t size)
-{
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned int port = 0;
-
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *sin = (const void *)ss;
-
-		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
-		port = ntohs(sin->sin_port);
-	} else if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const void *)ss;
-
-		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
-		port = ntohs(sin6->sin6_port);
-	}
-	snprintf(buf, size, "%s:%u", host, port);
-	return buf;
-}
-
-static bool same_addr(const struct sockaddr_storage *a,
-		      const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET) {
-		const struct sockaddr_in *x = (const void *)a;
-		const struct sockaddr_in *y = (const void *)b;
-
-		return x->sin_port == y->sin_port &&
-		       x->sin_addr.s_addr == y->sin_addr.s_addr;
-	}
-	if (a->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *x = (const void *)a;
-		const struct sockaddr_in6 *y = (const void *)b;
-
-		return x->sin6_port == y->sin6_port &&
-		       !memcmp(&x->sin6_addr, &y->sin6_addr, 16);
-	}
-	return false;
-}
-
-static int dlcp_socket(void)
+int dlcp_socket(void)
 {
 	int fd = socket(opt.family, SOCK_DLCP, 0);
 
@@ -396,7 +311,7 @@ static int dlcp_socket(void)
 	return fd;
 }
 
-static void set_buf(int fd, int force_opt, int opt_name, int bytes)
+void set_buf(int fd, int force_opt, int opt_name, int bytes)
 {
 	if (bytes <= 0)
 		return;
@@ -405,7 +320,7 @@ static void set_buf(int fd, int force_opt, int opt_name, int bytes)
 		die("setting buffer size %d: %s", bytes, strerror(errno));
 }
 
-static void touch_ready(void)
+void touch_ready(void)
 {
 	int fd;
 
@@ -422,8 +337,8 @@ static void touch_ready(void)
  * One message with its metadata; a @data message also carries the loss
  * budget and critical range of the options (control messages are exact).
  */
-static ssize_t send_meta(int fd, const struct addr *to, const void *buf,
-			 size_t len, uint32_t tensor, uint32_t iter, bool data)
+ssize_t send_meta(int fd, const struct addr *to, const void *buf,
+		  size_t len, uint32_t tensor, uint32_t iter, bool data)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(struct dlcp_send_info)) +
@@ -477,9 +392,9 @@ static ssize_t send_meta(int fd, const struct addr *to, const void *buf,
 	return n;
 }
 
-static ssize_t send_ctl(int fd, const struct sockaddr_storage *to,
-			socklen_t tolen, uint32_t type, uint32_t sender,
-			uint32_t status)
+ssize_t send_ctl(int fd, const struct sockaddr_storage *to,
+		 socklen_t tolen, uint32_t type, uint32_t sender,
+		 uint32_t status)
 {
 	struct ctl_msg c = { CTL_MAGIC, type, sender, status };
 	struct addr a = { .len = tolen };
@@ -489,7 +404,7 @@ static ssize_t send_ctl(int fd, const struct sockaddr_storage *to,
 }
 
 /* Wait up to @secs for @fd to be readable: 1 yes, 0 timeout. */
-static int wait_readable(int fd, double secs)
+int wait_readable(int fd, double secs)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int ms = secs <= 0 ? 0 : (int)(secs * 1000) + 1;
@@ -501,522 +416,6 @@ static int wait_readable(int fd, double secs)
 	if (r < 0)
 		die("poll: %s", strerror(errno));
 	return r;
-}
-
-/* ------------------------------------------------------------------ */
-/* Receiver                                                             */
-/* ------------------------------------------------------------------ */
-
-struct peer {
-	bool known;
-	bool bye;
-	struct sockaddr_storage addr;
-	socklen_t addrlen;
-	unsigned int got;	/* messages received from this sender */
-	unsigned int bad;
-};
-
-struct rstats {
-	unsigned long long bytes;
-	unsigned long long lost;
-	unsigned int lossy;
-	unsigned int got;
-	unsigned int bad;
-	unsigned int dups;
-	unsigned int unexpected;
-};
-
-static unsigned int per_sender(void)
-{
-	return opt.nsizes * opt.repeat;
-}
-
-/* --count mode: the largest message index accepted from a sender. */
-#define COUNT_MAX_INDEX	(1u << 16)
-
-/* Slot of message (sender - id_base, index) in the seen[] array. */
-static size_t slot(uint32_t soff, uint32_t idx)
-{
-	return (size_t)soff * (opt.nsizes ? per_sender() : COUNT_MAX_INDEX) +
-	       idx;
-}
-
-static uint8_t *expect_buf;	/* --budget: a message as sent */
-
-/*
- * A message delivered within its loss budget: the lost bytes are listed
- * exactly, within the budget, clear of the critical range, and zero; the
- * others are as sent.
- */
-static bool check_lossy(uint32_t sender, uint32_t idx, const uint8_t *buf,
-			size_t len, const struct dlcp_recv_info *info,
-			const struct dlcp_range *lost, unsigned int nlost)
-{
-	uint64_t budget = (uint64_t)len * opt.budget / DLCP_PPM_MAX;
-	size_t crit = opt.critical < len ? opt.critical : len;
-	uint64_t sum = 0, pos = 0;
-	unsigned int i;
-	size_t j;
-
-	if (info->status != DLCP_RECV_LOSSY || info->bytes_lost > budget ||
-	    info->nr_lost_ranges != nlost) {
-		msg("# sender %u message %u: status %u, %u bytes lost (budget %llu) in %u ranges (%u listed)\n",
-		    sender, idx, info->status, info->bytes_lost,
-		    (unsigned long long)budget, info->nr_lost_ranges, nlost);
-		return false;
-	}
-	dlcp_payload_fill(expect_buf, len, dlcp_payload_seed(sender, idx, len));
-	for (i = 0; i <= nlost; i++) {
-		uint64_t start = i < nlost ? lost[i].offset : len;
-		uint64_t end = i < nlost ? start + lost[i].len : len;
-
-		if (start < pos || end > len || (i < nlost && !lost[i].len)) {
-			msg("# sender %u message %u: bad lost range %u [%llu, %llu)\n",
-			    sender, idx, i, (unsigned long long)start,
-			    (unsigned long long)end);
-			return false;
-		}
-		if (memcmp(buf + pos, expect_buf + pos, start - pos)) {
-			msg("# sender %u message %u: received bytes in [%llu, %llu) differ\n",
-			    sender, idx, (unsigned long long)pos,
-			    (unsigned long long)start);
-			return false;
-		}
-		if (i == nlost)
-			break;
-		if (start < crit) {
-			msg("# sender %u message %u: critical bytes lost at %llu\n",
-			    sender, idx, (unsigned long long)start);
-			return false;
-		}
-		for (j = start; j < end; j++)
-			if (buf[j]) {
-				msg("# sender %u message %u: lost byte %zu is not zero\n",
-				    sender, idx, j);
-				return false;
-			}
-		sum += end - start;
-		pos = end;
-	}
-	if (sum != info->bytes_lost) {
-		msg("# sender %u message %u: lost ranges sum to %llu, bytes_lost %u\n",
-		    sender, idx, (unsigned long long)sum, info->bytes_lost);
-		return false;
-	}
-	if (opt.verbose)
-		msg("# sender %u message %u: %u bytes lost in %u ranges\n",
-		    sender, idx, info->bytes_lost, nlost);
-	return true;
-}
-
-/* Receive one message and check it. Returns false on a socket error. */
-static bool recv_one(int fd, uint8_t *buf, size_t bufsize, uint8_t *seen,
-		     struct peer *peers, struct rstats *st)
-{
-	static union {
-		char buf[CMSG_SPACE(sizeof(struct dlcp_recv_info)) +
-			 CMSG_SPACE(MAX_LOST * sizeof(struct dlcp_range))];
-		struct cmsghdr align;
-	} ctl;
-	static struct dlcp_range lost[MAX_LOST];
-	unsigned int nlost = 0;
-	struct sockaddr_storage from;
-	struct iovec iov = { .iov_base = buf, .iov_len = bufsize };
-	struct msghdr m = {
-		.msg_name = &from,
-		.msg_namelen = sizeof(from),
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = ctl.buf,
-		.msg_controllen = sizeof(ctl.buf),
-	};
-	struct dlcp_recv_info info;
-	bool have_info = false;
-	struct cmsghdr *cm;
-	uint32_t sender, idx;
-	char as[80];
-	size_t len, expect_len = 0, bad_off;
-	struct peer *p;
-	ssize_t n;
-	bool ok = true;
-
-	n = recvmsg(fd, &m, MSG_DONTWAIT | MSG_TRUNC);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR;
-	len = (size_t)n;
-	for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
-		if (cm->cmsg_level != SOL_DLCP)
-			continue;
-		if (cm->cmsg_type == DLCP_CMSG_RECV &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(info))) {
-			memcpy(&info, CMSG_DATA(cm), sizeof(info));
-			have_info = true;
-		} else if (cm->cmsg_type == DLCP_CMSG_LOST) {
-			nlost = (unsigned int)((cm->cmsg_len - CMSG_LEN(0)) /
-					       sizeof(lost[0]));
-			memcpy(lost, CMSG_DATA(cm), nlost * sizeof(lost[0]));
-		}
-	}
-	addr_str(&from, as, sizeof(as));
-	if (!have_info) {
-		msg("# from %s: %zu bytes without DLCP_CMSG_RECV\n", as, len);
-		st->unexpected++;
-		return true;
-	}
-	sender = info.tensor_id;
-	idx = info.iteration;
-
-	if (sender == CTL_TENSOR) {
-		const struct ctl_msg *c = (const void *)buf;
-		unsigned int s;
-
-		if (len == sizeof(*c) && c->magic == CTL_MAGIC &&
-		    c->type == CTL_BYE) {
-			for (s = 0; s < MAX_SENDERS; s++)
-				if (peers[s].known &&
-				    same_addr(&peers[s].addr, &from))
-					peers[s].bye = true;
-		}
-		return true;
-	}
-
-	if (sender < opt.id_base || sender - opt.id_base >= MAX_SENDERS ||
-	    (opt.nsizes && sender - opt.id_base >= opt.senders) ||
-	    (opt.nsizes && idx >= per_sender()) ||
-	    (!opt.nsizes && idx >= COUNT_MAX_INDEX)) {
-		msg("# from %s: unexpected message sender %u index %u (%zu bytes)\n",
-		    as, sender, idx, len);
-		st->unexpected++;
-		return true;
-	}
-	p = &peers[sender - opt.id_base];
-	if (!p->known) {
-		p->known = true;
-		memcpy(&p->addr, &from, sizeof(from));
-		p->addrlen = m.msg_namelen;
-	} else if (!same_addr(&p->addr, &from)) {
-		char as2[80];
-
-		msg("# sender %u message %u from %s, earlier ones from %s\n",
-		    sender, idx, as, addr_str(&p->addr, as2, sizeof(as2)));
-		ok = false;
-	}
-
-	/* Whole message, metadata as sent, nothing lost. */
-	if (opt.nsizes)
-		expect_len = opt.sizes[idx % opt.nsizes];
-	if (m.msg_flags & MSG_TRUNC || len > bufsize) {
-		msg("# sender %u message %u: %zu bytes, more than the %zu-byte buffer\n",
-		    sender, idx, len, bufsize);
-		ok = false;
-		len = bufsize;
-	}
-	if (opt.nsizes && len != expect_len) {
-		msg("# sender %u message %u: %zu bytes, expected %zu\n",
-		    sender, idx, len, expect_len);
-		ok = false;
-	}
-	if (info.msg_len != (uint32_t)n || info.dtype != DLCP_DTYPE_BYTES ||
-	    info.layer != (idx & 0xff) ||
-	    info.flags != (DLCP_MSG_HAS_LAYER |
-			   (opt.budget_set ? DLCP_MSG_HAS_BUDGET : 0)) ||
-	    (opt.budget_set && info.loss_budget_ppm != opt.budget)) {
-		msg("# sender %u message %u: recv_info msg_len %u dtype %u layer %u flags 0x%x budget %u\n",
-		    sender, idx, info.msg_len, info.dtype, info.layer,
-		    info.flags, info.loss_budget_ppm);
-		ok = false;
-	}
-	if (m.msg_flags & MSG_CTRUNC) {
-		msg("# sender %u message %u: control data truncated\n",
-		    sender, idx);
-		ok = false;
-	}
-	if (!opt.budget_set || (!info.bytes_lost && !nlost)) {
-		/* Exact: every byte as sent. */
-		if (info.status != DLCP_RECV_EXACT || info.bytes_lost ||
-		    info.nr_lost_ranges || nlost) {
-			msg("# sender %u message %u: status %u, %u bytes lost in %u ranges\n",
-			    sender, idx, info.status, info.bytes_lost,
-			    info.nr_lost_ranges);
-			ok = false;
-		}
-		bad_off = dlcp_payload_cmp(buf, len,
-					   dlcp_payload_seed(sender, idx,
-							     (size_t)n));
-		if (bad_off != len) {
-			msg("# sender %u message %u (%zd bytes): content differs at byte %zu\n",
-			    sender, idx, n, bad_off);
-			ok = false;
-		}
-	} else if (!check_lossy(sender, idx, buf, len, &info, lost, nlost)) {
-		ok = false;
-	} else {
-		st->lossy++;
-		st->lost += info.bytes_lost;
-	}
-
-	if (seen[slot(sender - opt.id_base, idx)]++) {
-		msg("# sender %u message %u delivered again\n", sender, idx);
-		st->dups++;
-		return true;
-	}
-	if (opt.verbose)
-		msg("# sender %u message %u: %zd bytes from %s, fnv1a %016" PRIx64 "%s\n",
-		    sender, idx, n, as, dlcp_fnv1a64(buf, len),
-		    ok ? "" : " BAD");
-	st->bytes += (size_t)n;
-	st->got++;
-	p->got++;
-	if (!ok) {
-		st->bad++;
-		p->bad++;
-	}
-	return true;
-}
-
-static int do_recv(void)
-{
-	struct peer peers[MAX_SENDERS];
-	struct rstats st = { 0 };
-	unsigned int expected, s, i, nacks = 0;
-	size_t bufsize = 0, nseen;
-	uint8_t *buf, *seen;
-	struct addr local;
-	double t0, t_end, t_done;
-	char as[80];
-	int fd;
-
-	if (opt.nsizes) {
-		expected = opt.senders * per_sender();
-		for (i = 0; i < opt.nsizes; i++)
-			if (opt.sizes[i] > bufsize)
-				bufsize = opt.sizes[i];
-		nseen = (size_t)opt.senders * per_sender();
-	} else if (opt.count) {
-		long long max = 64 << 20;
-
-		dlcp_sysctl_read("max_msg_size", &max);
-		expected = opt.count;
-		bufsize = (size_t)max;
-		opt.senders = MAX_SENDERS;
-		nseen = slot(MAX_SENDERS, 0);
-	} else {
-		die("recv needs --sizes or --count");
-	}
-	if (!opt.port)
-		die("recv needs --port");
-	buf = malloc(bufsize + 1);
-	seen = calloc(nseen, 1);
-	if (opt.budget_set)
-		expect_buf = malloc(bufsize + 1);
-	if (!buf || !seen || (opt.budget_set && !expect_buf))
-		die("out of memory");
-	memset(peers, 0, sizeof(peers));
-
-	fd = dlcp_socket();
-	set_buf(fd, SO_RCVBUFFORCE, SO_RCVBUF, opt.rcvbuf);
-	make_addr(&local, opt.bind_addr, opt.port);
-	if (bind(fd, (struct sockaddr *)&local.ss, local.len))
-		die("bind %s: %s", addr_str(&local.ss, as, sizeof(as)),
-		    strerror(errno));
-	touch_ready();
-
-	t0 = dlcp_now();
-	t_end = t0 + opt.timeout;
-	while (st.got < expected) {
-		double left = t_end - dlcp_now();
-
-		if (left <= 0)
-			break;
-		if (!wait_readable(fd, left))
-			continue;
-		if (!recv_one(fd, buf, bufsize, seen, peers, &st))
-			die("recvmsg: %s", strerror(errno));
-	}
-	t_done = dlcp_now();
-
-	/* Let the senders go, and wait (a little) until they have heard. */
-	if (!opt.no_ack) {
-		for (s = 0; s < MAX_SENDERS; s++) {
-			if (!peers[s].known)
-				continue;
-			/* Status: this sender's messages missing or bad. */
-			uint32_t status = peers[s].bad +
-				(opt.nsizes ? per_sender() - peers[s].got : 0);
-
-			if (send_ctl(fd, &peers[s].addr, peers[s].addrlen,
-				     CTL_DONE, opt.id_base + s, status) < 0)
-				msg("# DONE to sender %u: %s\n",
-				    opt.id_base + s, strerror(errno));
-			else
-				nacks++;
-		}
-		t_end = dlcp_now() + opt.linger;
-		for (;;) {
-			unsigned int byes = 0;
-			double left = t_end - dlcp_now();
-
-			for (s = 0; s < MAX_SENDERS; s++)
-				byes += peers[s].bye;
-			if (byes >= nacks || left <= 0)
-				break;
-			if (wait_readable(fd, left) &&
-			    !recv_one(fd, buf, bufsize, seen, peers, &st))
-				break;
-		}
-	}
-
-	if (st.got < expected && opt.nsizes) {
-		unsigned int shown = 0;
-
-		for (s = 0; s < opt.senders; s++)
-			for (i = 0; i < per_sender(); i++)
-				if (!seen[slot(s, i)] &&
-				    shown++ < 20)
-					msg("# missing: sender %u message %u (%zu bytes)\n",
-					    opt.id_base + s, i,
-					    opt.sizes[i % opt.nsizes]);
-	}
-	printf("# recv: %u/%u messages, %llu bytes in %.2f s (%.1f MB/s), %u bad, %u duplicate, %u unexpected\n",
-	       st.got, expected, st.bytes, t_done - t0,
-	       st.bytes / 1e6 / (t_done - t0 > 1e-6 ? t_done - t0 : 1e-6),
-	       st.bad, st.dups, st.unexpected);
-	if (opt.budget_set)
-		printf("# recv: %u messages lossy, %llu bytes lost (budget %u ppm)\n",
-		       st.lossy, st.lost, opt.budget);
-	if (st.lossy < opt.min_lossy)
-		printf("# recv: fewer lossy messages than --min-lossy %u\n",
-		       opt.min_lossy);
-	fflush(stdout);
-	close(fd);
-	free(buf);
-	free(seen);
-	free(expect_buf);
-	return st.got == expected && !st.bad && !st.dups && !st.unexpected &&
-	       st.lossy >= opt.min_lossy ? 0 : 1;
-}
-
-/* ------------------------------------------------------------------ */
-/* Sender                                                               */
-/* ------------------------------------------------------------------ */
-
-struct sender {
-	pthread_t thread;
-	uint32_t id;
-	int fd;
-	int rc;
-	unsigned int sent;
-	unsigned long long bytes;
-	double elapsed;
-	bool done;
-	uint32_t status;
-};
-
-static struct addr dest;
-
-static void *sender_main(void *arg)
-{
-	struct sender *s = arg;
-	size_t max = 0;
-	uint8_t *buf;
-	unsigned int i;
-	double t0 = dlcp_now(), t_end = t0 + opt.timeout;
-
-	for (i = 0; i < opt.nsizes; i++)
-		if (opt.sizes[i] > max)
-			max = opt.sizes[i];
-	buf = malloc(max > sizeof(struct ctl_msg) ? max :
-		     sizeof(struct ctl_msg));
-	if (!buf) {
-		s->rc = 2;
-		return NULL;
-	}
-	s->fd = dlcp_socket();
-	set_buf(s->fd, SO_SNDBUFFORCE, SO_SNDBUF, opt.sndbuf);
-
-	for (i = 0; i < per_sender(); i++) {
-		size_t len = opt.sizes[i % opt.nsizes];
-		ssize_t n;
-
-		dlcp_payload_fill(buf, len, dlcp_payload_seed(s->id, i, len));
-		n = send_meta(s->fd, &dest, buf, len, s->id, i, true);
-		if (n != (ssize_t)len) {
-			fprintf(stderr, "# sender %u message %u (%zu bytes): %s\n",
-				s->id, i, len,
-				n < 0 ? strerror(errno) : "short send");
-			s->rc = 1;
-			break;
-		}
-		s->sent++;
-		s->bytes += len;
-	}
-
-	/* Stay until the receiver says it is done: close aborts. */
-	while (!opt.no_ack && !s->done) {
-		struct ctl_msg c;
-		double left = t_end - dlcp_now();
-		ssize_t n;
-
-		if (left <= 0 || !wait_readable(s->fd, left))
-			break;
-		n = recv(s->fd, &c, sizeof(c), MSG_DONTWAIT);
-		if (n == sizeof(c) && c.magic == CTL_MAGIC &&
-		    c.type == CTL_DONE) {
-			s->done = true;
-			s->status = c.status;
-		}
-	}
-	s->elapsed = dlcp_now() - t0;
-	if (!opt.no_ack) {
-		if (!s->done) {
-			fprintf(stderr, "# sender %u: no DONE from the receiver within %.0f s\n",
-				s->id, opt.timeout);
-			s->rc = s->rc ? s->rc : 1;
-		} else {
-			send_ctl(s->fd, &dest.ss, dest.len, CTL_BYE, s->id,
-				 0);
-			/* Give BYE its first transmission before close. */
-			usleep(20 * 1000);
-		}
-	}
-	close(s->fd);
-	free(buf);
-	return NULL;
-}
-
-static int do_send(void)
-{
-	struct sender *snd;
-	unsigned int i;
-	int rc = 0;
-
-	if (!opt.to || !opt.port || !opt.nsizes)
-		die("send needs --to, --port and --sizes");
-	make_addr(&dest, opt.to, opt.port);
-	snd = calloc(opt.senders, sizeof(*snd));
-	if (!snd)
-		die("out of memory");
-	for (i = 0; i < opt.senders; i++) {
-		snd[i].id = opt.id_base + i;
-		if (pthread_create(&snd[i].thread, NULL, sender_main, &snd[i]))
-			die("pthread_create failed");
-	}
-	for (i = 0; i < opt.senders; i++) {
-		pthread_join(snd[i].thread, NULL);
-		printf("# send: sender %u: %u/%u messages, %llu bytes, %s in %.2f s\n",
-		       snd[i].id, snd[i].sent, per_sender(), snd[i].bytes,
-		       opt.no_ack ? "no ack asked" :
-		       snd[i].done ? (snd[i].status ? "receiver reports errors" :
-				      "receiver done") : "NO ACK",
-		       snd[i].elapsed);
-		if (snd[i].done && snd[i].status && !snd[i].rc)
-			snd[i].rc = 1;
-		if (snd[i].rc)
-			rc = snd[i].rc;
-	}
-	fflush(stdout);
-	free(snd);
-	return rc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -8,7 +8,7 @@
 #
 # usage: selftests/run.sh [--log FILE] [run_vm.sh ARGS...]
 #   --log FILE   also write the KTAP output to FILE (for ktap-totals)
-#   e.g. selftests/run.sh dlcp_api          only the API tests
+#   e.g. selftests/run.sh dlcp_api dlcp_api_msg dlcp_api_cmsg   the API tests
 #
 # Exit status: that of run_vm.sh in the VM (0: all passed), or vm-run's
 # (124 timeout, 125 kernel warning, ...). Environment: DLCP_VM_TIMEOUT

@@ -18,10 +18,12 @@
 # a check of the kernel log. Exit status 0 only if nothing failed.
 #
 # usage: run_vm.sh [--ko PATH] [COMPONENT...]
-#   COMPONENT: dlcp_api dlcp_raw dlcp_diag dlcp_hostile dlcp_netns dlcp_loss
-#              dlcp_prio dlcp_trace dlcp_dlcpstat dlcp_dissector dlcp_kunit
-#              dlcp_module (default: all in that order but the slow
-#              dlcp_prio, which runs with DLCP_SLOW=1)
+#   COMPONENT: dlcp_api dlcp_api_msg dlcp_api_cmsg dlcp_raw dlcp_diag
+#              dlcp_hostile dlcp_hostile_users dlcp_hostile_mem dlcp_netns
+#              dlcp_loss dlcp_prio dlcp_trace dlcp_dlcpstat dlcp_dissector
+#              dlcp_kunit dlcp_module ... (COMPONENTS below; default: all
+#              in that order but the slow dlcp_prio, which runs with
+#              DLCP_SLOW=1)
 # Environment: DLCP_TIMEOUT_SCALE=N multiplies the component timeouts
 # (the debug kernel of make debug-check is several times slower).
 
@@ -39,10 +41,14 @@ KO=$REPO_DIR/kmod/dlcp.ko
 # only when named or with DLCP_SLOW=1 (they would take the suite past its
 # time budget on TCG).
 COMPONENTS=(
-	"dlcp_api 300"
+	"dlcp_api 90"
+	"dlcp_api_msg 120"
+	"dlcp_api_cmsg 90"
 	"dlcp_raw 120"
 	"dlcp_diag 180"
-	"dlcp_hostile 400"
+	"dlcp_hostile 120"
+	"dlcp_hostile_users 90"
+	"dlcp_hostile_mem 300"
 	"dlcp_netns.sh 600"
 	"dlcp_netns6.sh 600"
 	"dlcp_loss.sh 600"
@@ -183,7 +189,7 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	-h | --help)
-		sed -n '3,26p' "$0"
+		sed -n '3,28p' "$0"
 		exit 0
 		;;
 	*)

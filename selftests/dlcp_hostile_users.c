@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DLCP on a shared node: hostile users. They check that:
+ *  - critical retransmissions of an unprivileged sender do not go out in
+ *    class 0, which only CAP_NET_ADMIN may use;
+ *  - a socket bound to a device receives only what arrives there, and
+ *    DLCP_PATHS cannot lead out of it;
+ *  - socket filters, IPsec policies and cgroup BPF bind/connect programs
+ *    apply to DLCP as to UDP.
+ *
+ * Each test runs in a network namespace of its own (the harness forks a
+ * child per test). Needs root and the dlcp module loaded; the helpers
+ * are in dlcp_hostile.h.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <linux/bpf.h>
+#include <linux/filter.h>
+#include <net/if.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "dlcp_hostile.h"
+
+/* ------------------------------------------------------------------ */
+/* Privilege: the class of critical retransmissions                     */
+/* ------------------------------------------------------------------ */
+
+#define CRIT_MSGS	20
+#define CRIT_LEN	20000
+
+/*
+ * An unprivileged sender's critical segments, resent over a lossy link,
+ * must not take class 0 (net.dlcp.unpriv_class is 1 by default). A raw
+ * socket sees every DATA packet that survives the loss and reads its DSCP.
+ */
+TEST(unprivileged_critical_retransmissions)
+{
+	long long dscp0;
+	static uint8_t buf[CRIT_LEN];
+	unsigned int rtx = 0, in_class0 = 0;
+	int tx, rx, raw, i;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
+	ASSERT_EQ(0, dlcp_sysctl_read("class_dscp", &dscp0));
+	if (sh("tc qdisc add dev lo root netem loss 20% 2>/dev/null"))
+		SKIP(return, "no netem");
+	raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
+	tx = bound4("127.0.0.1");
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, raw);
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	/* drop every capability: become nobody */
+	ASSERT_EQ(0, setresgid(65534, 65534, 65534));
+	ASSERT_EQ(0, setresuid(65534, 65534, 65534));
+
+	for (i = 0; i < CRIT_MSGS; i++) {
+		ASSERT_EQ(CRIT_LEN, send_to(tx, "127.0.0.1", port_of(rx), buf,
+					    CRIT_LEN, DLCP_MSG_CRITICAL));
+		ASSERT_EQ(CRIT_LEN, recv_within(rx, buf, CRIT_LEN, NULL,
+						WAIT_MS));
+	}
+	for (;;) {
+		uint8_t p[2048];
+		ssize_t n = recv(raw, p, sizeof(p), MSG_DONTWAIT);
+		const uint8_t *h = p + (p[0] & 0xf) * 4;
+
+		if (n < 0)
+			break;
+		if (n < (p[0] & 0xf) * 4 + DLCP_HDR_LEN ||
+		    (h[4] & 0xf) != DLCP_T_DATA || !(h[5] & DLCP_HF_RETRANS))
+			continue;
+		rtx++;
+		in_class0 += (p[1] >> 2) == dscp0;
+	}
+	TH_LOG("critical retransmissions seen: %u, in class 0: %u", rtx,
+	       in_class0);
+	EXPECT_LT(0, rtx);
+	EXPECT_EQ(0, in_class0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Isolation: devices                                                   */
+/* ------------------------------------------------------------------ */
+
+static int add_dummy(const char *name)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd),
+		 "modprobe -q dummy; ip link add %s type dummy && ip link set %s up",
+		 name, name);
+	return sh(cmd);
+}
+
+/* A socket bound to a device takes nothing that arrives elsewhere (lo). */
+TEST(bound_device_receive)
+{
+	const char dev[] = "dlcpdum0";
+	char buf[64];
+	int tx, rx, plain;
+	uint64_t nosock;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	if (add_dummy(dev))
+		SKIP(return, "no dummy device");
+	tx = bound4("127.0.0.1");
+	rx = socket(AF_INET, SOCK_DLCP, 0);
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(0, setsockopt(rx, SOL_SOCKET, SO_BINDTODEVICE, dev,
+				sizeof(dev)));
+	{
+		struct sockaddr_in a = sin4("0.0.0.0", 0);
+
+		ASSERT_EQ(0, bind(rx, (struct sockaddr *)&a, sizeof(a)));
+	}
+	nosock = snmp("DlcpDropNoSocket");
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(rx), "hello", 5, 0));
+	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	EXPECT_LT(nosock, snmp("DlcpDropNoSocket"));
+
+	/* the same port unbound from the device (a control) */
+	plain = bound4("127.0.0.1");
+	ASSERT_LE(0, plain);
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(plain), "hello", 5, 0));
+	EXPECT_EQ(5, recv_within(plain, buf, sizeof(buf), NULL, WAIT_MS));
+	close_now(tx);
+	close(rx);
+	close(plain);
+}
+
+/* DLCP_PATHS cannot name an interface outside the socket's device. */
+TEST(bound_device_paths)
+{
+	const char dev[] = "dlcpdum1";
+	struct dlcp_path p = { .weight = 1 };
+	int fd;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	if (add_dummy(dev))
+		SKIP(return, "no dummy device");
+	fd = socket(AF_INET, SOCK_DLCP, 0);
+	ASSERT_LE(0, fd);
+	p.ifindex = if_nametoindex(dev);
+	ASSERT_LT(0, p.ifindex);
+	/* unbound: any interface */
+	EXPECT_EQ(0, setsockopt(fd, SOL_DLCP, DLCP_PATHS, &p, sizeof(p)));
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, "lo", 3));
+	EXPECT_EQ(-1, setsockopt(fd, SOL_DLCP, DLCP_PATHS, &p, sizeof(p)));
+	EXPECT_EQ(EINVAL, errno);
+	/* set before the binding: sendmsg() refuses it */
+	EXPECT_EQ(-1, send_to(fd, "127.0.0.1", 9, "x", 1, 0));
+	EXPECT_EQ(EINVAL, errno);
+	p.ifindex = if_nametoindex("lo");
+	EXPECT_EQ(0, setsockopt(fd, SOL_DLCP, DLCP_PATHS, &p, sizeof(p)));
+	close_now(fd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernel policy: socket filters, IPsec, cgroup BPF                     */
+/* ------------------------------------------------------------------ */
+
+TEST(socket_filter)
+{
+	struct sock_filter drop_all = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { .len = 1, .filter = &drop_all };
+	uint64_t filtered;
+	int tx, rx, zero = 0;
+	char buf[64];
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	tx = bound4("127.0.0.1");
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(0, setsockopt(rx, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+				sizeof(prog)));
+	filtered = snmp("DlcpDropFilter");
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(rx), "first", 5, 0));
+	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	EXPECT_LT(filtered, snmp("DlcpDropFilter"));
+
+	ASSERT_EQ(0, setsockopt(rx, SOL_SOCKET, SO_DETACH_FILTER, &zero,
+				sizeof(zero)));
+	ASSERT_EQ(6, send_to(tx, "127.0.0.1", port_of(rx), "second", 6, 0));
+	EXPECT_EQ(6, recv_within(rx, buf, sizeof(buf), NULL, WAIT_MS));
+	close_now(tx);
+	close(rx);
+}
+
+/* An inbound policy that requires ESP for protocol 253: plaintext is dropped */
+TEST(ipsec_policy_required)
+{
+	char buf[64];
+	int tx, rx;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	sh("modprobe -q xfrm_user");
+	if (sh("ip xfrm policy add src 127.0.0.1/32 dst 127.0.0.1/32 proto 253 "
+	       "dir in tmpl proto esp mode transport level required"))
+		SKIP(return, "no ip xfrm");
+	tx = bound4("127.0.0.1");
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, tx);
+	ASSERT_LE(0, rx);
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(rx), "plain", 5, 0));
+	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	EXPECT_LT(0, snmp("DlcpDropPolicy"));
+
+	ASSERT_EQ(0, sh("ip xfrm policy flush"));
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(rx), "again", 5, 0));
+	EXPECT_EQ(5, recv_within(rx, buf, sizeof(buf), NULL, WAIT_MS));
+	close_now(tx);
+	close(rx);
+}
+
+static int sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* A cgroup/sock_addr program of @type that refuses every address. */
+static int bpf_refuse(enum bpf_attach_type type)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_CGROUP_SOCK_ADDR;
+	attr.expected_attach_type = type;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = 2;
+	attr.license = (uintptr_t)"GPL";
+	return sys_bpf(BPF_PROG_LOAD, &attr);
+}
+
+/* Write @val to the file @path (a sysctl outside net.dlcp). */
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/*
+ * In a child cgroup whose bind4 and connect4 programs refuse everything,
+ * bind() and connect() of a DLCP socket fail with EPERM, as for UDP.
+ * Returns the number of failed checks, or -1 to skip.
+ */
+static int cgroup_child(const char *cg)
+{
+	struct sockaddr_in a = sin4("127.0.0.1", 0);
+	char path[400];
+	int fails = 0, fd, udp;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	if (write_file(path, "0"))
+		return -1;
+	fd = socket(AF_INET, SOCK_DLCP, 0);
+	udp = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || udp < 0)
+		return 1;
+	/* UDP first: if the programs do not stop it, skip */
+	if (!bind(udp, (struct sockaddr *)&a, sizeof(a)))
+		return -1;
+	fails += !(bind(fd, (struct sockaddr *)&a, sizeof(a)) && errno == EPERM);
+	a.sin_port = htons(9);
+	fails += !(connect(fd, (struct sockaddr *)&a, sizeof(a)) &&
+		   errno == EPERM);
+	return fails;
+}
+
+TEST(cgroup_bpf_bind_connect)
+{
+	char root[] = "/tmp/dlcp-cg-XXXXXX", cg[300];
+	enum bpf_attach_type types[] = {
+		BPF_CGROUP_INET4_BIND, BPF_CGROUP_INET4_CONNECT,
+	};
+	int cgfd, status, i;
+	pid_t pid;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, unshare(CLONE_NEWNS));
+	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	ASSERT_NE(NULL, mkdtemp(root));
+	if (mount("none", root, "cgroup2", 0, NULL)) {
+		rmdir(root);
+		SKIP(return, "no cgroup2");
+	}
+	snprintf(cg, sizeof(cg), "%s/dlcp-test-%d", root, getpid());
+	ASSERT_EQ(0, mkdir(cg, 0755));
+	cgfd = open(cg, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, cgfd);
+	for (i = 0; i < 2; i++) {
+		union bpf_attr attr;
+		int prog = bpf_refuse(types[i]);
+
+		if (prog < 0) {
+			rmdir(cg);
+			umount(root);
+			rmdir(root);
+			SKIP(return, "cannot load BPF: %s", strerror(errno));
+		}
+		memset(&attr, 0, sizeof(attr));
+		attr.target_fd = cgfd;
+		attr.attach_bpf_fd = prog;
+		attr.attach_type = types[i];
+		ASSERT_EQ(0, sys_bpf(BPF_PROG_ATTACH, &attr));
+	}
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(cgroup_child(cg) & 0xff);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	rmdir(cg);
+	umount(root);
+	rmdir(root);
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 0xff)
+		SKIP(return, "cgroup programs do not apply here");
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN
