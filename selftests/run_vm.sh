@@ -22,8 +22,8 @@
 #              dlcp_hostile dlcp_hostile_users dlcp_hostile_mem dlcp_netns
 #              dlcp_loss dlcp_prio dlcp_trace dlcp_dlcpstat dlcp_dissector
 #              dlcp_kunit dlcp_module ... (COMPONENTS below; default: all
-#              in that order but the slow dlcp_prio, which runs with
-#              DLCP_SLOW=1)
+#              in that order, but those marked slow, which run when named
+#              or with DLCP_SLOW=1)
 # Environment: DLCP_TIMEOUT_SCALE=N multiplies the component timeouts
 # (the debug kernel of make debug-check is several times slower).
 
@@ -37,9 +37,9 @@ source "$HERE/lib.sh"
 KO=$REPO_DIR/kmod/dlcp.ko
 
 # component timeout(s) [slow], in the order they run; dlcp_kunit.sh and
-# dlcp_module.sh unload and reload the module, so they go last. "slow" components run
-# only when named or with DLCP_SLOW=1 (they would take the suite past its
-# time budget on TCG).
+# dlcp_module.sh unload and reload the module, so they go last. "slow"
+# components (none today) run only when named or with DLCP_SLOW=1, for
+# those that would take the suite past its time budget on TCG.
 COMPONENTS=(
 	"dlcp_api 90"
 	"dlcp_api_msg 120"
