@@ -192,6 +192,8 @@ case_autoload()
 	wrapper=$tmpdir/modprobe
 	mkdir -p "$tree/lib/modules/$rel/extra"
 	cp "$KO" "$tree/lib/modules/$rel/extra/dlcp.ko"
+	# the kernel's own lists, empty here (depmod warns when they are missing)
+	touch "$tree/lib/modules/$rel/"modules.{order,builtin,builtin.modinfo}
 	depmod -b "$tree" "$rel" || { fail "depmod -b $tree"; return 1; }
 	printf '#!/bin/sh\necho "$*" >> %s/requests\nexec %s -d %s "$@"\n' \
 		"$tmpdir" "$(command -v modprobe)" "$tree" > "$wrapper"

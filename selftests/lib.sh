@@ -256,6 +256,16 @@ rmmod_retry()
 	rmmod "$mod"
 }
 
+# have_inet_diag: the kernel has inet_diag (CONFIG_INET_DIAG; a module on
+# Debian's kernels, which dlcp.ko loads), so that sock_diag lists inet
+# sockets; a kernel without it (the debug kernel of make debug-check) has
+# no inet_diag_register, and dlcp.ko is built without its handler.
+have_inet_diag()
+{
+	modprobe -q inet_diag 2> /dev/null
+	grep -qE '[[:space:]]inet_diag_register([[:space:]]|$)' /proc/kallsyms
+}
+
 # dlcp_insmod KO [PARAM=VALUE...]: insmod, after modprobing the modules
 # KO depends on (insmod does not; dlcp.ko needs udp_tunnel, for example).
 dlcp_insmod()
