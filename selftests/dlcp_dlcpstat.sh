@@ -204,11 +204,7 @@ CASES=(sender_socket sender_peer receiver_socket proc_same_sockets
 if dlcp_loaded && ! have_inet_diag; then
 	require_root
 	ktap_header "${#CASES[@]}"
-	for c in "${CASES[@]}"; do
-		ktap_result "$c" "$KSFT_SKIP" "kernel without inet_diag (CONFIG_INET_DIAG)"
-	done
-	ktap_finished
-	exit "$KSFT_SKIP"
+	ktap_skip_all "kernel without inet_diag (CONFIG_INET_DIAG)" "${CASES[@]}"
 fi
 
 ktap_main "${CASES[@]}"

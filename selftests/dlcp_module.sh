@@ -238,11 +238,7 @@ require_vm
 ktap_header "${#CASES[@]}"
 
 if ! dlcp_loaded && ! dlcp_insmod "$KO"; then
-	for c in "${CASES[@]}"; do
-		ktap_result "$c" "$KSFT_SKIP" "cannot load $KO"
-	done
-	ktap_finished
-	exit "$KSFT_SKIP"
+	ktap_skip_all "cannot load $KO" "${CASES[@]}"
 fi
 
 tmpdir=$(mktemp -d)

@@ -497,11 +497,7 @@ require_vm
 ktap_header "${#CASES[@]}"
 
 if ! dlcp_loaded; then
-	for c in "${CASES[@]}"; do
-		ktap_result "$c" "$KSFT_SKIP" "dlcp module not loaded"
-	done
-	ktap_finished
-	exit "$KSFT_SKIP"
+	ktap_skip_all "dlcp module not loaded" "${CASES[@]}"
 fi
 if [ ! -x "$XFER" ]; then
 	for c in "${CASES[@]}"; do

@@ -69,6 +69,20 @@ ktap_finished()
 	[ "$ktap_fail" -eq 0 ]
 }
 
+# ktap_skip_all REASON CASE...: every CASE skipped for REASON (after
+# ktap_header), the totals, and the exit status of a skipped test.
+ktap_skip_all()
+{
+	local reason=$1 c
+	shift
+
+	for c in "$@"; do
+		ktap_result "$c" "$KSFT_SKIP" "$reason"
+	done
+	ktap_finished
+	exit "$KSFT_SKIP"
+}
+
 # dlcp_state_dump: after a failed case, the DLCP state of every network
 # namespace (counters that are not zero, sockets, peers), so that a failure
 # in CI or on the debug kernel can be read from the log alone
