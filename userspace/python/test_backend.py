@@ -8,8 +8,10 @@ Every job is started the way a user starts one: torchrun (python3 -m
 dlcp.run, with a c10d rendezvous on a port the kernel chooses), whose
 workers call init_process_group("dlcp"):
 
-1. 2 and 3 ranks: every collective (all_reduce with each op and several
-   dtypes, broadcast from each root, all_gather, reduce_scatter, their
+1. 2 and 3 ranks: every collective (all_reduce of every op on every
+   dtype, exact against results computed on Python numbers, and the
+   op/dtype pairs it refuses; every dtype through broadcast, all_gather,
+   reduce_scatter and send/recv; broadcast from each root, their
    single-tensor forms, barrier, send/recv with tags) against values each
    rank computes itself; asynchronous Works and their futures; a group with
    a loss budget (pg_options) and one from DLCP_BUDGET_PPM; bad options and
@@ -278,6 +280,146 @@ def collectives(ck, loss):
     ck.run("DLCP_BUDGET_PPM is the default budget of a new group", env_budget)
 
 
+# every dtype the backend moves; the reference results below are computed
+# on Python integers (and complex numbers), not with torch's reductions
+_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+           "float32", "float64", "bool", "complex64")
+_OPS = ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR")
+
+
+def _kind(name):
+    return "bool" if name == "bool" else "complex" if name.startswith("complex") else \
+        "float" if name.startswith(("float", "bfloat")) else "int"
+
+
+def _op_valid(op, kind):
+    """Which (op, kind of dtype) the backend reduces; the rest raise ValueError."""
+    if op == "AVG":
+        return kind in ("float", "complex")
+    if op in ("BAND", "BOR", "BXOR"):
+        return kind in ("int", "bool")
+    return kind != "complex" or op == "SUM"
+
+
+def _mvals(op, kind, r, w, n):
+    """Rank @r's values for @op: small enough that every result is exact in
+    every dtype (float16 and bfloat16 included) and no integer overflows."""
+    out = []
+    for k in range(n):
+        if kind == "bool":
+            v = (k >> r) & 1
+        elif op == "PRODUCT":
+            v = 1 + (k + r) % 3 if kind != "float" else (1 + (k + r) % 3) * (-1) ** (k % 2)
+        elif op == "AVG":
+            v = w * ((k % 5) + r) * (-1) ** (k % 2)      # sums divide by w
+        elif op in ("BAND", "BOR", "BXOR"):
+            v = (k * 37 + r * 11) % 128
+        else:
+            v = (k * 7 + r * 13) % 23 - (11 if kind != "uint8" else 0)
+        out.append(complex(v, (k + r) % 3) if kind == "complex" else v)
+    return out
+
+
+def _mreduce(op, cols, w):
+    import functools
+    fns = {"SUM": sum, "AVG": lambda c: sum(c) / w,
+           "PRODUCT": lambda c: functools.reduce(lambda a, b: a * b, c),
+           "MIN": min, "MAX": max,
+           "BAND": lambda c: functools.reduce(lambda a, b: a & b, c),
+           "BOR": lambda c: functools.reduce(lambda a, b: a | b, c),
+           "BXOR": lambda c: functools.reduce(lambda a, b: a ^ b, c)}
+    return [fns[op](c) for c in cols]
+
+
+def _mtensor(vals, name):
+    import torch
+    dt = getattr(torch, name)
+    if name == "bool":
+        return torch.tensor([bool(v) for v in vals], dtype=dt)
+    if name.startswith("complex"):
+        return torch.tensor(vals, dtype=dt)
+    if name.startswith(("float", "bfloat")):
+        return torch.tensor([float(v) for v in vals], dtype=torch.float64).to(dt)
+    return torch.tensor([int(v) for v in vals], dtype=torch.int64).to(dt)
+
+
+def matrix(ck):
+    """all_reduce of every op on every dtype, exactly; the op/dtype pairs the
+    backend does not reduce raise ValueError; every dtype through broadcast,
+    all_gather, reduce_scatter and send/recv."""
+    import torch
+    import torch.distributed as dist
+    R, W = dist.get_rank(), dist.get_world_size()
+    n = 37
+    for op in _OPS:
+        if not hasattr(dist.ReduceOp, op):
+            continue
+        rop = getattr(dist.ReduceOp, op)
+
+        def one_op():
+            bad, done = [], []
+            for name in _DTYPES:
+                kind = "uint8" if name == "uint8" else _kind(name)
+                valid = _op_valid(op, _kind(name))
+                x = _mtensor(_mvals(op, kind, R, W, n), name)
+                if not valid:
+                    # torch itself refuses complex tensors for these ops
+                    ok, msg = _expect_error(lambda: dist.all_reduce(x, op=rop),
+                                            "complex" if _kind(name) == "complex" else op)
+                    if not ok:
+                        bad.append("%s: %s" % (name, msg))
+                    continue
+                dist.all_reduce(x, op=rop)
+                cols = list(zip(*[_mvals(op, kind, r, W, n) for r in range(W)]))
+                want = _mtensor(_mreduce(op, cols, W), name)
+                if not _same(x, want):
+                    bad.append("%s: got %s want %s" % (name, x[:5].tolist(), want[:5].tolist()))
+                done.append(name)
+            return not bad, "; ".join(bad) or "exact: " + " ".join(done)
+        valid = [d for d in _DTYPES if _op_valid(op, _kind(d))]
+        ck.run("all_reduce %s exact on %s; ValueError on %s" % (
+            op, " ".join(valid), " ".join(d for d in _DTYPES if d not in valid) or "none"),
+            one_op)
+
+    for name in _DTYPES:
+        kind = "uint8" if name == "uint8" else _kind(name)
+
+        def moves():
+            bad = []
+            mine = _mtensor(_mvals("SUM", kind, R, W, n), name)
+            for root in (0, W - 1):
+                t = mine.clone()
+                dist.broadcast(t, root)
+                if not _same(t, _mtensor(_mvals("SUM", kind, root, W, n), name)):
+                    bad.append("broadcast from %d" % root)
+            outs = [torch.zeros_like(mine) for _ in range(W)]
+            dist.all_gather(outs, mine)
+            if not all(_same(outs[r], _mtensor(_mvals("SUM", kind, r, W, n), name))
+                       for r in range(W)):
+                bad.append("all_gather")
+            # rank r's j-th input: its values + j (bool: its bits alone)
+            add = (lambda v, j: v) if kind == "bool" else (lambda v, j: v + j)
+            ins = [_mtensor([add(v, j) for v in _mvals("SUM", kind, R, W, n)], name)
+                   for j in range(W)]
+            out = torch.zeros_like(mine)
+            dist.reduce_scatter(out, ins)
+            cols = list(zip(*[[add(v, R) for v in _mvals("SUM", kind, r, W, n)]
+                              for r in range(W)]))
+            want = _mtensor(_mreduce("SUM", cols, W), name)
+            if not _same(out, want):
+                bad.append("reduce_scatter got %s want %s" % (out[:4].tolist(),
+                                                              want[:4].tolist()))
+            got = torch.zeros_like(mine)
+            nxt, prv = (R + 1) % W, (R - 1) % W
+            rw = dist.irecv(got, prv, tag=40)
+            dist.isend(mine, nxt, tag=40).wait()
+            rw.wait()
+            if not _same(got, _mtensor(_mvals("SUM", kind, prv, W, n), name)):
+                bad.append("send/recv")
+            return not bad, ", ".join(bad)
+        ck.run("%s: broadcast, all_gather, reduce_scatter SUM, send/recv exact" % name, moves)
+
+
 def errors(ck):
     import torch
     import torch.distributed as dist
@@ -416,7 +558,7 @@ def worker(argv):
         ck.add("init_process_group(\"dlcp\"): %s" % type(dist.group.WORLD).__name__,
                dist.get_backend() == "dlcp" and
                type(dist.group.WORLD).__name__ == "ProcessGroupDlcp")
-        for part in (collectives, errors, timeouts, ddp):
+        for part in (collectives, matrix, errors, timeouts, ddp):
             if part is collectives:
                 part(ck, loss)
             else:

@@ -169,6 +169,8 @@ def _reduce_stack(stack: torch.Tensor, op: str, world: int) -> torch.Tensor:
     if op == "AVG":
         return stack.sum(0, dtype=dt) / world
     if op == "PRODUCT":
+        if dt in (torch.float16, torch.bfloat16):     # no half prod on the CPU
+            return stack.float().prod(0).to(dt)
         return stack.prod(0, dtype=dt)
     if op == "MIN":
         return stack.amin(0)
