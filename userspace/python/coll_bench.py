@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Time libdlcp's all-reduce alone, without a model (one rank per process).
 
-Run by demo_train.sh with WORKLOAD=coll, in each worker's network
-namespace: RANK and WORLD_SIZE from the environment, and the workers'
-fixed addresses 10.77.0.(r+1):--port (the demo sets DLCP_ADDR_PLAN=10.77).
+Run by demo_train.sh with WORKLOAD=coll under torchrun, in each worker's
+network namespace: the ranks meet through the job's store
+(dlcp.Group.from_env: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT).
 Every rank runs the same case; rank 0 prints one JSON line with the
 iteration times (ms) of the all-reduce.
 
@@ -32,12 +32,11 @@ def main():
     ap.add_argument("--budget", type=int, default=50000, help="reduce-scatter, ppm")
     ap.add_argument("--budget2", type=int, default=0, help="all-gather, ppm")
     ap.add_argument("--label", default="")
-    ap.add_argument("--port", type=int, default=29700)
     args = ap.parse_args()
 
     tr = dlcp.TRANSPORT_DLCP if args.transport == "dlcp" else dlcp.TRANSPORT_TCP
     algo = dlcp.ALGO_DIRECT if args.algo == "direct" else dlcp.ALGO_RING
-    g = dlcp.Group.from_env(base_port=args.port, transport=tr, timeout_ms=60000)
+    g = dlcp.Group.from_env(transport=tr, timeout_ms=60000)
     rank, world = g.rank, g.world
     t = np.zeros(args.elems, dtype=np.float32)
     times, lost = [], 0

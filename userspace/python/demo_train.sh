@@ -5,9 +5,12 @@
 #
 #   tools/vm-run --timeout 2400 -- userspace/python/demo_train.sh
 #
-# N workers (default 4), each a process in its own network namespace
-# (dw0..dwN-1, 10.77.0.(i+1)/24), joined by veths to a bridge in a router
-# namespace (dr). Every worker link is rate-limited (tbf) and delayed
+# N workers (default 4), each a network namespace (dw0..dwN-1) with an
+# ordinary address ($NET.(i+1)/24, default 172.30.0.0/24), joined by veths
+# to a bridge in a router namespace (dr): each namespace is a node of a
+# torchrun job, started with `python3 -m dlcp.run --nnodes N
+# --nproc_per_node 1 --node_rank i --master_addr <node 0>` as a user starts
+# a multi-node job. Every worker link is rate-limited (tbf) and delayed
 # (netem) in both directions, and lossy (netem) on the worker's egress
 # only, so that every packet, worker to worker, sees the loss rate once
 # and the delay twice: the round trip worker to worker is 4 x DELAY.
@@ -26,29 +29,43 @@
 # be faster. gloo and DLCP run on the same lossy links; the lossless
 # reference (gloo:clean) runs on the same links at the same delay and rate
 # without loss.
-# The same job (train_digits.py, fixed seed) runs over plain gloo (TCP
-# allreduce) and over DLCP (dlcp_ddp hook, ring all-reduce with a loss
-# budget) on the same lossy links, alternating epoch by epoch, then gloo on
-# clean links as the lossless reference; a table compares iteration time
-# and test accuracy.
+# WORKLOAD=train (make demo): train_ddp.py, a DDP job written against plain
+# torch.distributed, runs once per phase of PHASES as its own torchrun job:
+# "gloo" phases with init_process_group("gloo"), "dlcp" phases with
+# init_process_group("dlcp") (the backend; its loss budget and algorithm
+# from DLCP_BUDGET_PPM, DLCP_BUDGET2_PPM and DLCP_ALGO, set from BUDGET,
+# BUDGET2 and ALGO), from the same seed on the same links; the part after
+# ':' reshapes the links first (clean or lossy[-rtoMS]). gloo on clean
+# links is the lossless reference; a table compares iteration time and test
+# accuracy. Rank 0's per-epoch lines are printed as they come.
 #
-# Environment: WORKLOAD (train; coll: time the all-reduce alone, for
-# COLL_CASES "tcp:ring dlcp:ring tcp:direct dlcp:direct" on COLL_CONDS
-# "clean lossy", COLL_ITERS 30 times each), ALGO (DLCP's all-reduce:
-# direct or ring), WORKERS (4), RATE (20mbit), LOSS (1%), DELAY (10ms per link,
-# each direction), OFFLOAD (off: TSO/GSO off on the veths; on: kernel default),
-# BUDGET (ppm, reduce-scatter, 50000), BUDGET2 (ppm, all-gather, 0: exact,
-# so that the replicas stay identical), EPOCHS (10), HIDDEN (256), LR (0.05), BUCKET_MB (25,
-# DDP's default: one bucket), RTO_MIN_MS (net.dlcp.rto_min_ms in the
+# WORKLOAD=hook: train_digits.py, the research harness, under torchrun
+# too: gloo against DLCP through the DDP communication hook (dlcp.ddp) and
+# its variants (compression, DeAR, ring/direct/ps), phases interleaved
+# epoch by epoch on one link condition (INTERLEAVE=1) so that they see the
+# same load of a shared host; see train_digits.py for the phase syntax.
+#
+# WORKLOAD=coll (make demo-coll): the all-reduce of the model's gradient
+# alone (coll_bench.py, no model), for COLL_CASES "tcp:ring dlcp:ring
+# tcp:direct dlcp:direct" on COLL_CONDS "clean lossy", COLL_ITERS 30 times
+# each.
+#
+# Environment: WORKLOAD (train, hook or coll), NET (the workers' /24,
+# default 172.30.0), ALGO (DLCP's all-reduce: direct or ring), WORKERS (4),
+# RATE (20mbit), LOSS (1%), DELAY (10ms per link, each direction), OFFLOAD
+# (off: TSO/GSO off on the veths; on: kernel default), BUDGET (ppm,
+# reduce-scatter, 50000), BUDGET2 (ppm, all-gather, 0: exact, so that the
+# replicas stay identical), EPOCHS (10), HIDDEN (256), LR (0.05), BUCKET_MB
+# (25, DDP's default: one bucket), RTO_MIN_MS (net.dlcp.rto_min_ms in the
 # workers' namespaces; unset: the module's default), TRAIN_ARGS (more
-# train_digits.py options), DLCP_KO (module), PHASES
-# (gloo:lossy,dlcp:lossy,gloo:clean; also local:clean, the compute alone, and
-# COND-rtoMS, e.g. dlcp:lossy-rto50), OUT (results file; worker logs go next
-# to it), SAMPLE (seconds: log rank 0's DLCP cwnd and srtt to sockets.log),
-# INTERLEAVE (1: phases on the same links alternate epoch by epoch, so that
-# gloo and DLCP see the same load of a shared host; 0: one after the other),
-# TRACE (1: record the module's dlcp_cwnd trace events to cwnd.trace next
-# to OUT and count the window changes by reason).
+# options of the training script), DLCP_KO (module), PHASES
+# (gloo:lossy,dlcp:lossy,gloo:clean; WORKLOAD=hook also takes local:clean,
+# the compute alone, and dlcp+MODS:COND), OUT (results file; worker logs go
+# next to it), SAMPLE (seconds: log rank 0's DLCP cwnd and srtt to
+# sockets.log), INTERLEAVE (WORKLOAD=hook: 1, phases on the same links
+# alternate epoch by epoch; 0: one after the other), TRACE (1: record the
+# module's dlcp_cwnd trace events to cwnd.trace next to OUT and count the
+# window changes by reason).
 #
 #   demo_train.sh link clean|lossy[-rtoMS]    (internal: reshape the links)
 set -euo pipefail
@@ -56,6 +73,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 WORKERS=${WORKERS:-4}
+NET=${NET:-172.30.0}
 RATE=${RATE:-20mbit}
 LOSS=${LOSS:-1%}
 DELAY=${DELAY:-10ms}
@@ -119,7 +137,7 @@ setup() {
 		ip netns add "dw$i"
 		ip -n "dw$i" link set lo up
 		ip link add "v$i" netns "dw$i" type veth peer name "b$i" netns dr
-		ip -n "dw$i" addr add "10.77.0.$((i + 1))/24" dev "v$i"
+		ip -n "dw$i" addr add "$NET.$((i + 1))/24" dev "v$i"
 		ip netns exec "dw$i" ethtool -K "v$i" tso "$OFFLOAD" gso "$OFFLOAD" \
 			gro "$OFFLOAD" >/dev/null 2>&1 || true
 		ip netns exec dr ethtool -K "b$i" tso "$OFFLOAD" gso "$OFFLOAD" \
@@ -155,7 +173,46 @@ teardown
 setup
 trap teardown EXIT
 link lossy
-ip netns exec dw0 ping -c 1 -W 2 "10.77.0.$WORKERS" >/dev/null
+ip netns exec dw0 ping -c 1 -W 2 "$NET.$WORKERS" >/dev/null
+
+# launch NAME ENV... -- SCRIPT ARGS...: one torchrun agent per worker
+# namespace, each a node of a WORKERS-node job (one process per node) that
+# meets at node 0's address (static rendezvous, port 29500 + the job's
+# number: the namespaces are private to this run). Worker output goes to
+# $LOGDIR/NAME.i.log; rank 0's progress lines ("[...] ...") are printed.
+jobs_run=0
+launch() {
+	local name=$1 envs=() i p rc=0 follow pids=()
+	shift
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	jobs_run=$((jobs_run + 1))
+	: > "$LOGDIR/$name.0.log"
+	tail -n +1 -F "$LOGDIR/$name.0.log" 2>/dev/null |
+		grep --line-buffered '^\[' >&2 &
+	follow=$!
+	for ((i = 0; i < WORKERS; i++)); do
+		ip netns exec "dw$i" env GLOO_SOCKET_IFNAME="v$i" PYTHONPATH="$HERE" \
+			PYTHONDONTWRITEBYTECODE=1 OMP_NUM_THREADS=1 "${envs[@]}" \
+			$PY -m dlcp.run --nnodes="$WORKERS" --nproc_per_node=1 \
+			--node_rank="$i" --master_addr="$NET.1" \
+			--master_port=$((29500 + jobs_run)) "$@" \
+			> "$LOGDIR/$name.$i.log" 2>&1 &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || rc=1
+	done
+	sleep 0.5
+	kill "$follow" 2>/dev/null || true
+	pkill -f "tail -n \+1 -F $LOGDIR/$name.0.log" 2>/dev/null || true
+	if [ $rc != 0 ]; then
+		for ((i = 0; i < WORKERS; i++)); do
+			echo "---- $name, node $i"; tail -30 "$LOGDIR/$name.$i.log"
+		done >&2
+	fi
+	return $rc
+}
 
 # WORKLOAD=coll (make demo-coll): time the all-reduce of the model's
 # gradient alone (coll_bench.py, no model), for each transport and
@@ -165,19 +222,15 @@ if [ "${WORKLOAD:-train}" = coll ]; then
 	for cond in ${COLL_CONDS:-clean lossy}; do
 		link "$cond"
 		for c in ${COLL_CASES:-tcp:ring dlcp:ring tcp:direct dlcp:direct}; do
-			pids=()
-			for ((i = 0; i < WORKERS; i++)); do
-				ip netns exec "dw$i" env RANK=$i WORLD_SIZE="$WORKERS" \
-					DLCP_ADDR_PLAN=10.77 PYTHONDONTWRITEBYTECODE=1 $PY "$HERE/coll_bench.py" \
-					--transport "${c%%:*}" --algo "${c#*:}" --label "$cond $c" \
-					--budget "$BUDGET" --budget2 "$BUDGET2" \
-					--iters "${COLL_ITERS:-30}" > "$LOGDIR/coll.$i.log" 2>&1 &
-				pids+=($!)
-			done
-			for p in "${pids[@]}"; do
-				wait "$p" || { rc=1; tail -n 5 "$LOGDIR"/coll.*.log; }
-			done
-			tee -a "$OUT" < "$LOGDIR/coll.0.log"
+			launch coll -- "$HERE/coll_bench.py" \
+				--transport "${c%%:*}" --algo "${c#*:}" --label "$cond $c" \
+				--budget "$BUDGET" --budget2 "$BUDGET2" \
+				--iters "${COLL_ITERS:-30}" || rc=1
+			if ! grep -h '^{' "$LOGDIR/coll.0.log" | tee -a "$OUT"; then
+				echo "demo_train: no result from rank 0 ($cond $c):" >&2
+				tail -n 20 "$LOGDIR/coll.0.log" >&2
+				rc=1
+			fi
 		done
 	done
 	echo "# demo_train coll: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, delay $DELAY per link, loss $LOSS, budget $BUDGET/$BUDGET2 ppm"
@@ -200,31 +253,38 @@ if [ -n "$TRACE" ] && [ -d $TR/events/dlcp/dlcp_cwnd ]; then
 	echo 1 > $TR/events/dlcp/dlcp_cwnd/enable
 fi
 read -ra targs <<< "$TRAIN_ARGS"
-pids=()
-for ((i = 0; i < WORKERS; i++)); do
-	outarg=()
-	[ "$i" = 0 ] && outarg=(--out "$OUT")
-	[ "$INTERLEAVE" = 1 ] && outarg+=(--interleave)
-	ip netns exec "dw$i" env RANK=$i WORLD_SIZE="$WORKERS" MASTER_ADDR=10.77.0.1 \
-		MASTER_PORT=29500 GLOO_SOCKET_IFNAME="v$i" DLCP_ADDR_PLAN=10.77 DLCP_BASE_PORT=29600 DLCP_LINK_CMD="$HERE/demo_train.sh link" \
-		WORKERS="$WORKERS" RATE="$RATE" LOSS="$LOSS" DELAY="$DELAY" \
-		PYTHONDONTWRITEBYTECODE=1 \
-		$PY "$HERE/train_digits.py" --phases "$PHASES" --epochs "$EPOCHS" \
-		--hidden "$HIDDEN" --budget "$BUDGET" --budget2 "$BUDGET2" \
-		--lr "$LR" --bucket-mb "$BUCKET_MB" --algo "$ALGO" \
-		"${targs[@]}" "${outarg[@]}" \
-		> "$LOGDIR/train.$i.log" 2>&1 &
-	pids+=($!)
-done
 rc=0
-for p in "${pids[@]}"; do
-	wait "$p" || rc=1
-done
-if [ $rc != 0 ]; then
-	for ((i = 0; i < WORKERS; i++)); do
-		echo "---- rank $i"; tail -30 "$LOGDIR/train.$i.log"
+case ${WORKLOAD:-train} in
+train)
+	IFS=, read -ra phases <<< "$PHASES"
+	for ph in "${phases[@]}"; do
+		kind=${ph%%:*}
+		case $kind in
+		gloo|dlcp) ;;
+		*) echo "demo_train: phase $ph: WORKLOAD=train runs gloo and dlcp" >&2; exit 2 ;;
+		esac
+		[ "$ph" = "$kind" ] || link "${ph#*:}"
+		launch train DLCP_BUDGET_PPM="$BUDGET" DLCP_BUDGET2_PPM="$BUDGET2" \
+			DLCP_ALGO="$ALGO" -- "$HERE/train_ddp.py" --backend "$kind" \
+			--label "$ph" --epochs "$EPOCHS" --hidden "$HIDDEN" --lr "$LR" \
+			--bucket-mb "$BUCKET_MB" --out "$OUT" "${targs[@]}" || rc=1
 	done
-fi
+	;;
+hook)
+	iarg=()
+	[ "$INTERLEAVE" = 1 ] && iarg=(--interleave)
+	launch hook DLCP_LINK_CMD="$HERE/demo_train.sh link" WORKERS="$WORKERS" \
+		RATE="$RATE" LOSS="$LOSS" DELAY="$DELAY" NET="$NET" -- \
+		"$HERE/train_digits.py" --phases "$PHASES" --epochs "$EPOCHS" \
+		--hidden "$HIDDEN" --budget "$BUDGET" --budget2 "$BUDGET2" \
+		--lr "$LR" --bucket-mb "$BUCKET_MB" --algo "$ALGO" --out "$OUT" \
+		"${iarg[@]}" "${targs[@]}" || rc=1
+	;;
+*)
+	echo "demo_train: WORKLOAD=$WORKLOAD: train, hook or coll" >&2
+	exit 2
+	;;
+esac
 [ -z "${sampler:-}" ] || kill "$sampler"
 if [ -n "$TRACE" ] && [ -d $TR/events/dlcp/dlcp_cwnd ]; then
 	echo 0 > $TR/events/dlcp/dlcp_cwnd/enable
@@ -232,12 +292,11 @@ if [ -n "$TRACE" ] && [ -d $TR/events/dlcp/dlcp_cwnd ]; then
 	grep -o 'why=[a-z]*' "$LOGDIR/cwnd.trace" | sort | uniq -c |
 		sed 's/^/# cwnd changes: /' >&2 || true
 fi
-grep -h 'phase done' "$LOGDIR/train.0.log" | cut -c1-300 >&2 || true
 # DLCP counters, summed over the workers' namespaces
 for ((i = 0; i < WORKERS; i++)); do
 	ip netns exec "dw$i" cat /proc/net/dlcp/snmp 2>/dev/null || true
 done | awk '$1 ~ /Retrans|Msgs|BytesLost|GivenUp|DupPkts|Drop(RcvMem|Mismatch|UnknownMsg)/ \
 	{ s[$1] += $2 } END { for (k in s) printf "# snmp %-24s %d\n", k, s[k] }' | sort
 $PY "$HERE/demo_summary.py" "$OUT" || rc=1
-echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS, rate $RATE, delay $DELAY per link, loss $LOSS, offload $OFFLOAD, budget $BUDGET/$BUDGET2 ppm, DLCP algorithm $ALGO"
+echo "# demo_train: $(( $(date +%s) - start )) s, workers $WORKERS on $NET.0/24, rate $RATE, delay $DELAY per link, loss $LOSS, offload $OFFLOAD, budget $BUDGET/$BUDGET2 ppm, DLCP algorithm $ALGO"
 exit $rc
