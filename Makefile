@@ -14,8 +14,10 @@
 #   make debug-check  selftests + fuzzers on a KASAN/lockdep/kmemleak kernel
 #                     (builds it once per machine, ~30-45 min; not in check)
 #   make install      install module, header, man pages, library, tools
-#                     (dlcpstat, dlcp-cat, dlcp-perf, dlcp-qos) on a real node
-#                     (install-module, install-userspace: one part)
+#                     (dlcpstat, dlcp-cat, dlcp-perf, dlcp-qos) and the dlcp
+#                     Python package with dlcp-run on a real node
+#                     (install-module, install-userspace, install-python:
+#                     one part each)
 #   make uninstall    remove what install installed
 #   make deb          Debian packages into build/deb (debian/; needs
 #                     debhelper, dh-dkms, dh-python: tools/install-deps)
@@ -73,6 +75,11 @@ INCDIR ?= $(PREFIX)/include
 # INCDIR (the Debian packages: /usr/include/dlcp) is named in libdlcp.pc
 UAPI_INCDIR ?= $(INCDIR)
 DESTDIR ?=
+# the dlcp package goes where this python3 imports from under PREFIX
+# (Debian: /usr/lib/python3/dist-packages for /usr, else
+# PREFIX/lib/python3.X/dist-packages)
+PYTHON ?= python3
+PYTHON_SITE ?= $(shell $(PYTHON) $(TOP)/tools/python-site $(PREFIX) 2>/dev/null)
 # dlcp(7), dlcpstat(8), dlcp-cat(1), dlcp-perf(1), dlcp-qos(8), libdlcp(3)
 MANPAGES := $(wildcard docs/man/*.[1-9])
 
@@ -88,7 +95,7 @@ DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS))
 
 .PHONY: all deps deps-6.12 deps-source module userspace test-progs selftests \
 	check check-6.12 unit-tests static-checks vm-tests demo demo-coll demo-ps \
-	install install-module install-userspace uninstall clean checkpatch sparse \
+	install install-module install-userspace install-python uninstall clean checkpatch sparse \
 	dlcpstat dkms-install dkms-uninstall deb deb-check bench perf demo-train fuzz-long \
 	debug-kernel debug-module debug-check kunit-module
 
@@ -262,7 +269,7 @@ debug-check: debug-module userspace test-progs selftests
 # ---------------------------------------------------------------------------
 # Installation on a real node
 # ---------------------------------------------------------------------------
-install: install-module install-userspace
+install: install-module install-userspace install-python
 
 install-module: module
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_DIR=extra \
@@ -286,7 +293,21 @@ install-userspace: userspace
 	install -D -m 0644 tools/wireshark/dlcp.lua \
 		$(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
 
+# the dlcp package (what pip installs from userspace/python) and dlcp-run
+install-python:
+	@[ -n "$(PYTHON_SITE)" ] || { echo "install-python: no $(PYTHON) to ask" \
+		"where packages go; set PYTHON_SITE=" >&2; exit 1; }
+	install -d $(DESTDIR)$(PYTHON_SITE)/dlcp $(DESTDIR)$(PREFIX)/bin
+	install -m 0644 userspace/python/dlcp/*.py $(DESTDIR)$(PYTHON_SITE)/dlcp/
+	{ echo "#!$$($(PYTHON) -c 'import sys; print(sys.executable)')"; \
+	  echo '# torchrun with the fix for torch 1.13 on Python 3.11 (dlcp.run)'; \
+	  echo 'import sys'; echo 'from dlcp.run import main'; echo 'sys.exit(main())'; \
+	} > $(DESTDIR)$(PREFIX)/bin/dlcp-run
+	chmod 0755 $(DESTDIR)$(PREFIX)/bin/dlcp-run
+
 uninstall:
+	[ -z "$(PYTHON_SITE)" ] || rm -rf $(DESTDIR)$(PYTHON_SITE)/dlcp
+	rm -f $(DESTDIR)$(PREFIX)/bin/dlcp-run
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dlcp.ko*
 	rm -f $(DESTDIR)$(UAPI_INCDIR)/linux/dlcp.h
 	for p in $(MANPAGES); do \

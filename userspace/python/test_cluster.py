@@ -226,6 +226,30 @@ def t_package():
                     print("# " + line)
             check("pip install userspace/python: dlcp, dlcp.backend, dlcp.ddp, dlcp.dear, "
                   "dlcp.run import from the installed package", ok)
+    # make install-python: the package where this python3 imports from under
+    # PREFIX, and dlcp-run running torchrun's main() with it
+    with tempfile.TemporaryDirectory() as d:
+        top = os.path.abspath(os.path.join(HERE, "..", ".."))
+        p = subprocess.run(["make", "-s", "-C", top, "install-python", "DESTDIR=" + d,
+                            "PREFIX=/usr/local", "PYTHON=" + sys.executable],
+                           capture_output=True, text=True, timeout=120)
+        site = subprocess.run([sys.executable, os.path.join(top, "tools", "python-site"),
+                               "/usr/local"], capture_output=True, text=True).stdout.strip()
+        env = dict(os.environ, PYTHONPATH=d + site,
+                   DLCP_LIB=os.path.join(HERE, "..", "lib", "libdlcp.so"))
+        q = subprocess.run([sys.executable, "-c", "import dlcp, dlcp.backend, dlcp.run; "
+                            "print(dlcp.__file__)"], cwd=d, capture_output=True, text=True,
+                           env=env)
+        r = subprocess.run([os.path.join(d, "usr/local/bin/dlcp-run"), "--help"], cwd=d,
+                           capture_output=True, text=True, env=env)
+        ok = (p.returncode == 0 and q.returncode == 0 and q.stdout.startswith(d + site) and
+              (r.returncode == 0 and "--nproc_per_node" in r.stdout or
+               "No module named 'torch'" in r.stderr))
+        if not ok:
+            for line in (p.stderr + q.stderr + r.stderr).splitlines()[-10:]:
+                print("# " + line)
+        check("make install-python DESTDIR=... PREFIX=/usr/local: dlcp imports from %s, "
+              "dlcp-run starts torchrun" % site, ok)
     code = ("import sys; sys.path.insert(0, %r); import dlcp, dlcp_ddp, dlcp_dear; "
             "assert dlcp_ddp is dlcp.ddp and dlcp_dear is dlcp.dear; "
             "assert dlcp_dear.DearState.__mro__[1] is dlcp_ddp.DlcpHookState" % HERE)
