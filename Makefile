@@ -13,6 +13,9 @@
 #   make bench        DLCP against TCP on emulated links (QUICK=1: a subset)
 #   make debug-check  selftests + fuzzers on a KASAN/lockdep/kmemleak kernel
 #                     (builds it once per machine, ~30-45 min; not in check)
+#   make check-torch2 the torch.distributed backend's Python tests against
+#                     Debian 13's torch 2.x, in a chroot made once under
+#                     $DLCP_CACHE (tools/torch2-check, as root; not in check)
 #   make install      install module, header, man pages, library, tools
 #                     (dlcpstat, dlcp-cat, dlcp-perf, dlcp-qos) and the dlcp
 #                     Python package with dlcp-run on a real node
@@ -97,7 +100,7 @@ DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS))
 	check check-6.12 unit-tests static-checks vm-tests demo demo-coll demo-ps \
 	install install-module install-userspace install-python uninstall clean checkpatch sparse \
 	dlcpstat dkms-install dkms-uninstall deb deb-check bench perf demo-train fuzz-long \
-	debug-kernel debug-module debug-check kunit-module
+	debug-kernel debug-module debug-check kunit-module check-torch2
 
 all: module userspace
 
@@ -265,6 +268,11 @@ debug-check: debug-module userspace test-progs selftests
 	@mkdir -p build
 	tools/debug-check --log build/debug.tap; rc=$$?; \
 	selftests/ktap-totals build/debug.tap || rc=1; exit $$rc
+
+# the Python tests of dlcp.backend on torch 2.x (Debian 13's): a chroot
+# under $DLCP_CACHE (default /var/cache/dlcp), made once; builds libdlcp
+check-torch2:
+	tools/torch2-check
 
 # ---------------------------------------------------------------------------
 # Installation on a real node

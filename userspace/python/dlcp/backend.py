@@ -739,4 +739,8 @@ def register() -> None:
     dist.Backend.register_backend(BACKEND, _create, extended_api=True, **kw)
 
 
+# a torch built without libuv (Debian's 2.x) refuses the TCPStore client
+# through which init_process_group() reaches torchrun's store: make it
+# use the other server (nothing changes on other torches)
+rdzv.patch_libuv()
 register()

@@ -167,6 +167,66 @@ class DictStore:
             return self._d[key]
 
 
+_LIBUV_MISSING = "without libuv"     # torch's error when its default is not built in
+_libuv_missing = None
+
+
+def libuv_missing():
+    """Is torch's TCPStore built without the libuv server it uses by default
+    (use_libuv=True, torch >= 2.4)? Debian's torch 2.x is, and refuses
+    every TCPStore made without use_libuv=False: "use_libuv was requested
+    but PyTorch was build without libuv support". Found out once, with a
+    throwaway server on a port the kernel chooses; torch 1.13 has neither
+    the option nor the server."""
+    global _libuv_missing
+    if _libuv_missing is None:
+        import torch.distributed as dist
+        _libuv_missing = False
+        if "use_libuv" in (dist.TCPStore.__init__.__doc__ or ""):
+            try:
+                dist.TCPStore("127.0.0.1", 0, 1, True, wait_for_workers=False,
+                              use_libuv=True)
+            except RuntimeError as e:
+                _libuv_missing = _LIBUV_MISSING in str(e)
+    return _libuv_missing
+
+
+def patch_libuv():
+    """Where torch lacks its default libuv TCPStore server (libuv_missing()),
+    make this process's stores use the other one: USE_LIBUV=0 (unless set),
+    which torch's env:// rendezvous and torchrun's agent store read and
+    torchrun's workers inherit, and a TCPStore whose use_libuv defaults to
+    False, for the code that passes none (the TCPStore client of a worker
+    under torchrun, torchrun's c10d rendezvous). Without it, torchrun and
+    init_process_group() under torchrun fail on such a torch whatever the
+    backend. The replacement is a subclass, so isinstance() still holds;
+    it takes the place of torch.distributed.TCPStore and of the same name
+    in the torch.distributed modules imported already. Idempotent; True if
+    this torch needs it."""
+    import sys
+    if not libuv_missing():
+        return False
+    os.environ.setdefault("USE_LIBUV", "0")
+    import torch.distributed as dist
+    orig = dist.TCPStore
+    if getattr(orig, "_dlcp_no_libuv", False):
+        return True
+
+    class TCPStore(orig):
+        """torch's TCPStore, without libuv unless asked for."""
+        _dlcp_no_libuv = True
+
+        def __init__(self, *args, **kw):
+            kw.setdefault("use_libuv", False)
+            super().__init__(*args, **kw)
+
+    TCPStore.__qualname__ = "TCPStore"     # dlcp.rendezvous.TCPStore in reprs
+    for name, m in list(sys.modules.items()):
+        if name.startswith("torch.distributed") and getattr(m, "TCPStore", None) is orig:
+            m.TCPStore = TCPStore
+    return True
+
+
 def job_store(store, rank, world):
     """(store, object to keep alive while the group lives)."""
     if store is not None:
@@ -187,6 +247,7 @@ def job_store(store, rank, world):
         raise ConfigError("MASTER_PORT=%d is not a port" % port)
     _resolve(host, "MASTER_ADDR")
     tmo = datetime.timedelta(seconds=rdzv_timeout())
+    patch_libuv()
     agent = env.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
     try:
         if agent:   # torchrun: its agent hosts the store, as for c10d

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""torchrun, with a fix for torch 1.13 on Python 3.11.
+"""torchrun, with fixes for Debian's torch 1.13 on Python 3.11 and for a
+torch 2.x built without libuv (Debian's).
 
     python3 -m dlcp.run --nproc_per_node=2 train.py ...    # torchrun's options
 
@@ -21,6 +22,15 @@ there (another Python or torch), nothing is replaced.
 Without this module, --redirects and --tee must both be 1 or 2 (or maps
 of those) to avoid the faulty path, which also changes where the
 workers' output goes: use this module instead.
+
+Since torch 2.4 a TCPStore uses the libuv server unless told otherwise,
+and a torch built without libuv (Debian's 2.x) refuses such a store:
+torchrun's c10d rendezvous fails before starting any worker ("use_libuv
+was requested but PyTorch was build without libuv support"). On such a
+torch this module makes torchrun's stores use the other server
+(dlcp.rendezvous.patch_libuv(), which also sets USE_LIBUV=0 for the
+workers); dlcp.backend does the same in each worker when imported, for
+init_process_group() under torchrun.
 """
 import re
 import sys
@@ -53,6 +63,8 @@ def patch():
 
 def main(argv=None):
     patch()
+    from dlcp import rendezvous
+    rendezvous.patch_libuv()
     from torch.distributed.run import main as torchrun_main
     return torchrun_main(sys.argv[1:] if argv is None else argv)
 
