@@ -605,8 +605,19 @@ def job(nproc, mode, transport, loss):
             with open(f) as fh:
                 r = json.load(fh)
             reps[r["rank"]] = r
-    tail = [line for line in err.splitlines() if "Warning" not in line][-25:]
-    return rc, reps, "\n".join(tail)
+    return rc, reps, failure_lines(err)
+
+
+def failure_lines(err, n=12):
+    """The lines of a failed job's stderr that say why: the workers' own
+    errors first (torchrun's traceback of ChildFailedError names none),
+    then the last lines."""
+    lines = [line for line in err.splitlines() if "Warning" not in line]
+    why = [line for line in lines
+           if re.search(r"\w(Error|Exception)\b|Timeout|Errno", line)
+           and "ChildFailedError" not in line and not line.lstrip().startswith("File ")]
+    why = list(dict.fromkeys(why))[:n // 2]
+    return "\n".join(why + [line for line in lines[-n:] if line not in why][-(n - len(why)):])
 
 
 def report(label, nproc, rc, reps, err, expect_ranks):
