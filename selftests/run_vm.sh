@@ -63,6 +63,7 @@ COMPONENTS=(
 	"dlcp_fuzz.sh 480"
 	"dlcp_stress.sh 480"
 	"dlcp_libdlcp.sh 480"
+	"dlcp_torch.sh 1200"
 	"dlcp_perf.sh 240"
 	"dlcp_security.sh 300"
 	"dlcp_kunit.sh 120"
@@ -133,6 +134,7 @@ run_component()
 				desc=${desc%%#*}
 			fi
 			desc=${desc% }
+			desc=${desc#- }		# TAP's optional "- "
 			# the harness names skipped tests only in its RUN line
 			[ -z "$desc" ] && desc=${lastrun:-$((results + 1))}
 			results=$((results + 1))

@@ -8,7 +8,8 @@
 #    the result must be the mean over the contributions that arrived.
 # With DLCP_TEST_TORCH=1 also the torch.distributed backend's test
 # (userspace/python/test_backend.py: torchrun jobs of 2 and 3 ranks) over
-# DLCP, in both namespaces; torch is slow to import in the VM, give it
+# DLCP, in both namespaces; with DLCP_TEST_TORCH=only that test alone
+# (selftests/dlcp_torch.sh). torch is slow to import in the VM, give it
 #   tools/vm-run --timeout 3600 --insmod kmod/dlcp.ko --env DLCP_TEST_TORCH=1 \
 #       -- userspace/lib/tests/run_vm.sh
 # TAP on stdout.
@@ -21,14 +22,17 @@ if ! grep -q '^dlcp ' /proc/modules; then
 	insmod "$TOP/kmod/dlcp.ko" || { echo "not ok 1 - insmod dlcp.ko"; exit 1; }
 fi
 modprobe sch_netem 2>/dev/null
+TORCH=${DLCP_TEST_TORCH:-0}
 rc=0
 ip netns del lx 2>/dev/null; ip netns add lx
 ip -n lx link set lo up
-ip netns exec lx "$HERE/test_coll" dlcp || rc=1
-ip netns exec lx "$HERE/test_qcoll" dlcp || rc=1
-# the Python bindings over DLCP (torch import is slow in the VM: skipped)
-ip netns exec lx /usr/bin/python3 "$TOP/userspace/python/test_dlcp.py" dlcp --no-torch || rc=1
-if [ "${DLCP_TEST_TORCH:-0}" = 1 ]; then
+if [ "$TORCH" != only ]; then
+	ip netns exec lx "$HERE/test_coll" dlcp || rc=1
+	ip netns exec lx "$HERE/test_qcoll" dlcp || rc=1
+	# the Python bindings over DLCP (torch import is slow in the VM: skipped)
+	ip netns exec lx /usr/bin/python3 "$TOP/userspace/python/test_dlcp.py" dlcp --no-torch || rc=1
+fi
+if [ "$TORCH" != 0 ]; then
 	ip netns exec lx timeout 1500 /usr/bin/python3 \
 		"$TOP/userspace/python/test_backend.py" dlcp || rc=1
 fi
@@ -40,9 +44,11 @@ ip -n ll link set lo up
 ip -n ll link set lo mtu 1500
 ip netns exec ll tc qdisc add dev lo root netem loss random "$LOSS"
 echo "# lo: netem loss $LOSS"
-ip netns exec ll "$HERE/test_coll" dlcp --loss || rc=1
-ip netns exec ll "$HERE/test_qcoll" dlcp --loss || rc=1
-if [ "${DLCP_TEST_TORCH:-0}" = 1 ]; then
+if [ "$TORCH" != only ]; then
+	ip netns exec ll "$HERE/test_coll" dlcp --loss || rc=1
+	ip netns exec ll "$HERE/test_qcoll" dlcp --loss || rc=1
+fi
+if [ "$TORCH" != 0 ]; then
 	ip netns exec ll timeout 1500 /usr/bin/python3 \
 		"$TOP/userspace/python/test_backend.py" dlcp --loss || rc=1
 fi
