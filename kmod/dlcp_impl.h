@@ -740,6 +740,7 @@ bool dlcp_in_timeout(struct sock *sk, unsigned long now)
 void dlcp_in_purge(struct sock *sk)
 	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_delivery_free(struct dlcp_delivery *d);
+void dlcp_delivery_put_lost(const struct dlcp_delivery *d, struct msghdr *msg);
 
 /* dlcp_mem.c */
 extern atomic_long_t dlcp_memory_allocated;

@@ -86,7 +86,6 @@ void dlcp_delivery_free(struct dlcp_delivery *d)
 	spin_lock_bh(&dsk->lock);
 	dlcp_in_release(d->sk, d->msg);
 	spin_unlock_bh(&dsk->lock);
-	kfree(d->lost);
 	kfree(d);
 }
 
@@ -241,30 +240,55 @@ static struct dlcp_in_msg *dlcp_in_zombify(struct sock *sk,
 	return z;
 }
 
-/* The ranges of @m that did not arrive, for DLCP_CMSG_LOST. */
-static struct dlcp_range *dlcp_in_lost_ranges(const struct dlcp_in_msg *m,
-					      u32 *nr)
+/*
+ * The byte ranges of @m that did not arrive, in increasing order: the
+ * first @max of them are written to @out; returns how many there are.
+ */
+static u32 dlcp_in_lost_ranges(const struct dlcp_in_msg *m,
+			       struct dlcp_range *out, u32 max)
 {
 	const struct dlcp_rangeset *rs = &m->have;
-	struct dlcp_range *lost;
 	u32 i, n = 0, pos = 0;
 
-	lost = kmalloc_array(rs->nr + 1, sizeof(*lost), GFP_ATOMIC);
-	if (!lost)
-		return NULL;
 	for (i = 0; i <= rs->nr; i++) {
 		u32 start = i < rs->nr ? rs->r[i].start : m->len;
 
 		if (start > pos) {
-			lost[n].offset = pos;
-			lost[n].len = start - pos;
+			if (n < max) {
+				out[n].offset = pos;
+				out[n].len = start - pos;
+			}
 			n++;
 		}
 		if (i < rs->nr)
 			pos = rs->r[i].end;
 	}
-	*nr = n;
-	return lost;
+	return n;
+}
+
+/*
+ * DLCP_CMSG_LOST for recvmsg(): @d's lost ranges, listed from its message's
+ * range set here in process context (a lossy message may have thousands),
+ * as many as the control buffer holds; put_cmsg() sets MSG_CTRUNC when that
+ * is fewer than all, and so does a failed allocation. The message is off
+ * the table: nothing else changes it.
+ */
+void dlcp_delivery_put_lost(const struct dlcp_delivery *d, struct msghdr *msg)
+{
+	u32 nr = d->info.nr_lost_ranges;
+	u32 fit = min_t(size_t, nr, DIV_ROUND_UP(msg->msg_controllen,
+						 sizeof(struct dlcp_range)));
+	struct dlcp_range *lost;
+
+	lost = kvmalloc_array(max(fit, 1U), sizeof(*lost), GFP_KERNEL);
+	if (!lost) {
+		msg->msg_flags |= MSG_CTRUNC;
+		return;
+	}
+	dlcp_in_lost_ranges(d->msg, lost, fit);
+	/* put_cmsg() copies no more than the buffer holds: @fit ranges */
+	put_cmsg(msg, SOL_DLCP, DLCP_CMSG_LOST, nr * sizeof(*lost), lost);
+	kvfree(lost);
 }
 
 /* Can @m be delivered now: whole, or within budget once all was sent? */
@@ -313,23 +337,19 @@ static bool dlcp_in_ready(struct sock *sk, struct dlcp_in_msg *m)
  */
 static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 {
-	u32 lost_bytes = m->len - m->have.bytes, nr_lost = 0, extra;
+	u32 lost_bytes = m->len - m->have.bytes, extra;
 	struct net *net = sock_net(sk);
-	struct dlcp_range *lost = NULL;
 	struct dlcp_delivery *d;
 	struct dlcp_in_msg *z;
 	struct sk_buff *skb;
 
 	/* the delivery is charged as part of @m until recvmsg() frees it */
-	extra = sizeof(*d) + SKB_TRUESIZE(1) +
-		(lost_bytes ? (m->have.nr + 1) * sizeof(*lost) : 0);
+	extra = sizeof(*d) + SKB_TRUESIZE(1);
 	if (dlcp_mem_schedule(sk, extra))
 		goto nomem;
 	d = kzalloc(sizeof(*d), GFP_ATOMIC);
 	skb = alloc_skb(1, GFP_ATOMIC);
-	if (lost_bytes)
-		lost = dlcp_in_lost_ranges(m, &nr_lost);
-	if (!d || !skb || (lost_bytes && !lost))
+	if (!d || !skb)
 		goto nomem;
 	dlcp_mem_charge(sk, extra);
 	m->charged += extra;
@@ -339,7 +359,6 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 
 	d->sk = sk;
 	d->msg = m;
-	d->lost = lost;
 	d->info.tensor_id = m->meta.tensor_id;
 	d->info.iteration = m->meta.iteration;
 	d->info.layer = m->meta.layer;
@@ -351,7 +370,7 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	d->info.loss_budget_ppm = m->meta.budget_ppm;
 	d->info.status = lost_bytes ? DLCP_RECV_LOSSY : DLCP_RECV_EXACT;
 	d->info.bytes_lost = lost_bytes;
-	d->info.nr_lost_ranges = nr_lost;
+	d->info.nr_lost_ranges = lost_bytes ? dlcp_in_lost_ranges(m, NULL, 0) : 0;
 
 	/* reordering seen long ago fades: 1/16 per delivered message */
 	dlcp_sk(sk)->in_reo_us -= dlcp_sk(sk)->in_reo_us >> 4;
@@ -384,7 +403,6 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 
 nomem:
 	/* retried on the next packet or probe of the message */
-	kfree(lost);
 	kfree(d);
 	kfree_skb_reason(skb, SKB_DROP_REASON_NOMEM);
 	DLCP_INC_STATS(net, DLCP_MIB_DROP_NOMEM);

@@ -329,14 +329,13 @@ struct dlcp_in_msg {
  *	sk_receive_queue carries a pointer to it (dlcp_skb_delivery())
  * @msg:	the message, off the socket's table; its pages are still
  *		charged to sk_rmem_alloc
- * @info:	what recvmsg reports in DLCP_CMSG_RECV
- * @lost:	lost ranges, @info.nr_lost_ranges of them
+ * @info:	what recvmsg reports in DLCP_CMSG_RECV; the lost ranges
+ *		are listed from @msg's range set by recvmsg itself
  * @sk:		owning socket, for uncharging
  */
 struct dlcp_delivery {
 	struct dlcp_in_msg	*msg;
 	struct dlcp_recv_info	info;
-	struct dlcp_range	*lost;
 	struct sock		*sk;
 };
 

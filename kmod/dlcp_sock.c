@@ -578,9 +578,7 @@ static int dlcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		put_cmsg(msg, SOL_DLCP, DLCP_CMSG_RECV, sizeof(d->info),
 			 &d->info);
 		if (d->info.nr_lost_ranges)
-			put_cmsg(msg, SOL_DLCP, DLCP_CMSG_LOST,
-				 d->info.nr_lost_ranges * sizeof(*d->lost),
-				 d->lost);
+			dlcp_delivery_put_lost(d, msg);
 	}
 	err = (flags & MSG_TRUNC) ? d->info.msg_len : copied;
 out:
