@@ -87,13 +87,12 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_cc_init);
  * transmit time as the timestamp): if the first sample to tell echoes a
  * packet sent before the timeout, and took longer than the smoothed RTT
  * then was, the path was slow, not lossy: the window is restored at the
- * next report and, as in RFC 4015, the timer adapts to the late
- * sample so that the next timeout is less eager: rttvar at least a quarter
- * of it, so the RTO covers the late sample on top of srtt (srtt itself is
- * left to its filter: pacing follows it). A sample that echoes a
- * packet sent after the timeout confirms it.
+ * next report, and the caller makes the timer less eager
+ * (dlcp_peer_rtt_sample()). A sample that echoes a packet sent after the
+ * timeout confirms it. Returns true if this sample proved a timeout
+ * spurious.
  */
-void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us)
+bool dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us)
 {
 	struct dlcp_cc *cc = &p->cc;
 
@@ -101,13 +100,15 @@ void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us)
 	cc->round_rtt_us = min(cc->round_rtt_us, rtt_us);
 	cc->round_samples++;
 	if (!cc->undo_cwnd || cc->undo)
-		return;
+		return false;
 	if (ktime_get_ns() - (u64)rtt_us * NSEC_PER_USEC >= cc->undo_ns) {
 		cc->undo_cwnd = 0;
-	} else if (rtt_us > cc->undo_srtt_us) {
-		cc->undo = true;
-		p->rttvar_us = max(p->rttvar_us, rtt_us / 4);
+		return false;
 	}
+	if (rtt_us <= cc->undo_srtt_us)
+		return false;
+	cc->undo = true;
+	return true;
 }
 
 static u32 dlcp_cwnd_max(const struct sock *sk)

@@ -3,6 +3,7 @@
  * KUnit tests of the congestion window arithmetic of dlcp_cc.c and the
  * timeout of dlcp_peer.c, on a peer of a kernel DLCP socket.
  */
+#include <linux/delay.h>
 #include <linux/net.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
@@ -194,6 +195,93 @@ static void dlcp_cc_test_rto(struct kunit *test)
 	ct_close(&c);
 }
 
+/* An RTT sample of a packet sent @rtt_us ago. */
+static void ct_rtt(struct ct_ctx *c, u32 rtt_us)
+{
+	dlcp_peer_rtt_sample(c->p, dlcp_now_us() - rtt_us);
+}
+
+/*
+ * The timeout's variation keeps the largest deviation of a round trip:
+ * many samples a round trip (a REPORT every few packets) do not wear it
+ * down at once, as RFC 6298's per-sample filter did; once a round trip
+ * it shrinks by at most a quarter.
+ */
+static void dlcp_cc_test_rttvar_round(struct kunit *test)
+{
+	struct ct_ctx c;
+	u32 var, i;
+
+	KUNIT_ASSERT_EQ(test, ct_open(&c), 0);
+	c.p->mdev_us = 1000;
+	c.p->mdev_max_us = 1000;
+	c.p->rttvar_us = 1000;
+	c.p->rttvar_stamp_us = dlcp_now_us();
+	ct_rtt(&c, CT_SRTT_US + CT_SRTT_US / 5);	/* a late one */
+	var = c.p->rttvar_us;
+	KUNIT_EXPECT_GT(test, var, CT_SRTT_US / 25);
+	for (i = 0; i < 20; i++)
+		ct_rtt(&c, CT_SRTT_US);
+	KUNIT_EXPECT_EQ(test, c.p->rttvar_us, var);
+	KUNIT_EXPECT_LT(test, c.p->mdev_us, var);
+	/* the round that saw it ends: it still counts; the next one decays */
+	c.p->rttvar_stamp_us = dlcp_now_us() - 2 * CT_SRTT_US;
+	ct_rtt(&c, CT_SRTT_US);
+	KUNIT_EXPECT_EQ(test, c.p->rttvar_us, var);
+	c.p->rttvar_stamp_us = dlcp_now_us() - 2 * CT_SRTT_US;
+	ct_rtt(&c, CT_SRTT_US);
+	KUNIT_EXPECT_LT(test, c.p->rttvar_us, var);
+	KUNIT_EXPECT_GE(test, c.p->rttvar_us, var - var / 4);
+	ct_close(&c);
+}
+
+/*
+ * A timeout that a late sample proves spurious (Eifel) keeps the timeout
+ * above twice that sample; a sample of a packet sent after the timeout
+ * confirms it and changes nothing.
+ */
+static void dlcp_cc_test_spurious_timeout(struct kunit *test)
+{
+	u32 rto_min = READ_ONCE(dlcp_pernet(&init_net)->rto_min_ms) *
+		      USEC_PER_MSEC;
+	u32 late = 3 * rto_min;
+	struct dlcp_sock *dsk;
+	struct ct_ctx c;
+	bool confirm;
+
+	for (confirm = false; ; confirm = true) {
+		KUNIT_ASSERT_EQ(test, ct_open(&c), 0);
+		dsk = dlcp_sk(c.sk);
+		c.p->srtt_us = 1000;
+		c.p->rttvar_us = 100;
+		c.p->rttvar_stamp_us = dlcp_now_us();
+		KUNIT_EXPECT_EQ(test, dlcp_peer_rto_us(c.sk, c.p), rto_min);
+		spin_lock_bh(&dsk->lock);
+		c.p->rto_shift = 1;
+		dlcp_cc_on_timeout(c.sk, c.p);
+		spin_unlock_bh(&dsk->lock);
+		KUNIT_ASSERT_TRUE(test, c.p->cc.undo_cwnd);
+		if (confirm) {
+			usleep_range(10, 20);
+			ct_rtt(&c, 1);
+			KUNIT_EXPECT_FALSE(test, c.p->cc.undo);
+			KUNIT_EXPECT_EQ(test, dlcp_peer_rto_us(c.sk, c.p),
+					rto_min);
+			ct_close(&c);
+			break;
+		}
+		ct_rtt(&c, late);
+		KUNIT_EXPECT_TRUE(test, c.p->cc.undo);
+		KUNIT_EXPECT_EQ(test, c.p->rto_shift, 0);
+		KUNIT_EXPECT_GE(test, dlcp_peer_rto_us(c.sk, c.p), 2 * late);
+		/* later, ordinary samples do not lower it within the window */
+		ct_rtt(&c, 1000);
+		ct_rtt(&c, 1000);
+		KUNIT_EXPECT_GE(test, dlcp_peer_rto_us(c.sk, c.p), 2 * late);
+		ct_close(&c);
+	}
+}
+
 static struct kunit_case dlcp_cc_test_cases[] = {
 	KUNIT_CASE(dlcp_cc_test_slow_start),
 	KUNIT_CASE(dlcp_cc_test_additive),
@@ -202,6 +290,8 @@ static struct kunit_case dlcp_cc_test_cases[] = {
 	KUNIT_CASE(dlcp_cc_test_floor),
 	KUNIT_CASE(dlcp_cc_test_timeout),
 	KUNIT_CASE(dlcp_cc_test_rto),
+	KUNIT_CASE(dlcp_cc_test_rttvar_round),
+	KUNIT_CASE(dlcp_cc_test_spurious_timeout),
 	{}
 };
 

@@ -92,6 +92,7 @@
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
+#include <linux/win_minmax.h>
 #include <linux/hrtimer.h>
 #include <linux/skbuff.h>
 #include <linux/xarray.h>
@@ -215,6 +216,7 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_MAX_GAPS		128
 #define DLCP_MIN_GAPS		32
 #define DLCP_RTO_MAX_US		(2 * USEC_PER_SEC)	/* backed-off RTO cap */
+#define DLCP_LATE_WIN_US	(10 * USEC_PER_SEC)	/* memory of a spurious RTO */
 #define DLCP_RTT_MAX_US		(60 * USEC_PER_SEC)	/* larger: not an RTT */
 #define DLCP_REO_MAX_US		(200 * USEC_PER_MSEC)	/* receiver's wait cap */
 #define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
@@ -292,7 +294,14 @@ struct dlcp_cc {
  * @rto_run:	jiffies of the guard timer run that last backed off
  * @rto_run_us:	the retransmission timeout that run started with
  * @srtt_us:	smoothed round-trip time, 0 before the first sample
- * @rttvar_us:	round-trip time variation
+ * @rttvar_us:	round-trip time variation the timeout uses: the largest
+ *		@mdev_us of the last round trip, decaying once a round trip
+ * @mdev_us:	mean deviation of the RTT samples (RFC 6298's RTTVAR)
+ * @mdev_max_us: largest @mdev_us since @rttvar_stamp_us
+ * @rttvar_stamp_us: dlcp_now_us() when the current round trip began
+ * @late_us:	the largest RTT sample that proved a timeout spurious in
+ *		the last DLCP_LATE_WIN_US (windowed max): the timeout stays
+ *		above twice it
  * @reo_mult:	reordering window in quarters of srtt (1..DLCP_REO_MULT_MAX)
  * @reo_calm:	rounds since a REPORT last flagged a needless resend
  * @reo_stamp_us: dlcp_now_us() of the last @reo_mult increase
@@ -312,6 +321,10 @@ struct dlcp_peer {
 	u32			rto_run_us;
 	u32			srtt_us;
 	u32			rttvar_us;
+	u32			mdev_us;
+	u32			mdev_max_us;
+	u32			rttvar_stamp_us;
+	struct minmax		late_us;
 	u8			reo_mult;
 	u8			reo_calm;
 	u32			reo_stamp_us;
@@ -798,7 +811,7 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_cc_on_dup(struct dlcp_peer *p);
-void dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us);
+bool dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us);
 
 /* dlcp_prio.c */
 u8 dlcp_layer_class(const struct dlcp_net *dn, u32 layer);

@@ -126,33 +126,65 @@ u32 dlcp_peer_rto_us(const struct sock *sk, const struct dlcp_peer *p)
 	if (!p || !p->srtt_us)
 		rto = max_t(u32, rto_min, 200 * USEC_PER_MSEC);
 	else
-		rto = max(rto_min, p->srtt_us + 4 * p->rttvar_us);
+		rto = max3(rto_min, p->srtt_us + 4 * p->rttvar_us,
+			   2 * minmax_get(&p->late_us));
 	/* clamped before the back-off, which could shift bits out */
 	rto = min_t(u32, rto, DLCP_RTO_MAX_US);
 	return min_t(u64, (u64)rto << (p ? p->rto_shift : 0), DLCP_RTO_MAX_US);
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_rto_us);
 
-/* Fold the RTT of a packet stamped @tsecr into @p's estimate. */
+/*
+ * Fold the RTT of a packet stamped @tsecr into @p's estimate: srtt and the
+ * mean deviation as RFC 6298, but the timeout's variation (@rttvar_us)
+ * follows the largest deviation of each round trip and shrinks by at
+ * most a quarter once a round trip, as tcp_rtt_estimator() does. A
+ * REPORT every few packets gives many samples a round trip, and RFC 6298's
+ * per-sample decay would forget a stall (a busy receiving CPU) within a
+ * few of them, so that the next one timed out segments that were only
+ * late. A sample below srtt moves the deviation eight times less: a
+ * falling RTT is no reason to wait longer.
+ */
 void dlcp_peer_rtt_sample(struct dlcp_peer *p, u32 tsecr)
 {
-	s32 rtt = (s32)(dlcp_now_us() - tsecr);
+	u32 now = dlcp_now_us();
+	s32 rtt = (s32)(now - tsecr), err, m;
 
 	if (!tsecr || rtt <= 0 || rtt > DLCP_RTT_MAX_US)
 		return;
 	p->rto_shift = 0;
-	dlcp_cc_on_rtt(p, rtt);
+	/*
+	 * A sample that proves a timeout spurious (the path was slow: a
+	 * stalled receiver) keeps the timeout above twice it for
+	 * DLCP_LATE_WIN_US, as RFC 4015 adapts it to the late sample: a
+	 * busy host stalls again, and each spurious timeout resends a whole
+	 * window. Every other sample ages the window.
+	 */
+	minmax_running_max(&p->late_us, DLCP_LATE_WIN_US, now,
+			   dlcp_cc_on_rtt(p, rtt) ? rtt : 0);
 	if (!p->srtt_us) {
 		p->srtt_us = rtt;
-		p->rttvar_us = rtt / 2;
-	} else {
-		s32 err = rtt - (s32)p->srtt_us;
-
-		p->srtt_us += err / 8;
-		p->rttvar_us += (abs(err) - (s32)p->rttvar_us) / 4;
+		p->mdev_us = rtt / 2;
+		p->mdev_max_us = p->mdev_us;
+		p->rttvar_us = p->mdev_us;
+		p->rttvar_stamp_us = now;
+		return;
 	}
-	p->srtt_us = max_t(u32, p->srtt_us, 1);
+	err = rtt - (s32)p->srtt_us;
+	p->srtt_us = max_t(s32, (s32)p->srtt_us + err / 8, 1);
+	m = abs(err) - (s32)p->mdev_us;
+	if (err < 0 && m > 0)
+		m /= 8;
+	p->mdev_us += m / 4;
+	p->mdev_max_us = max(p->mdev_max_us, p->mdev_us);
+	p->rttvar_us = max(p->rttvar_us, p->mdev_max_us);
+	if (now - p->rttvar_stamp_us >= p->srtt_us) {
+		p->rttvar_us -= (p->rttvar_us - p->mdev_max_us) / 4;
+		p->mdev_max_us = p->mdev_us;
+		p->rttvar_stamp_us = now;
+	}
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_rtt_sample);
 
 /*
  * The reordering window for @p (RACK, RFC 8985, section 6.2): reo_mult
