@@ -11,10 +11,11 @@
  * delivery needs.
  *
  * A range set records which bytes of a message arrived: a sorted array of
- * disjoint, non-adjacent [start, end) ranges. Packets of one message mostly
- * arrive in order, so the set stays short and an insertion touches its
- * tail; the number of ranges is bounded (DLCP_MAX_RANGES) so that a hostile
- * sender cannot make it grow without limit.
+ * disjoint, non-adjacent [start, end) ranges, kept in pages for the same
+ * reason (struct dlcp_rangeset). Packets of one message mostly arrive in
+ * order, so the set stays short and an insertion touches its tail; the
+ * number of ranges is bounded (DLCP_MAX_RANGES) so that a hostile sender
+ * cannot make it grow without limit.
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
@@ -200,7 +201,7 @@ static u32 dlcp_rs_find(const struct dlcp_rangeset *rs, u32 pos)
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
 
-		if (rs->r[mid].end < pos)
+		if (dlcp_rs_at(rs, mid)->end < pos)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -213,11 +214,35 @@ bool dlcp_rs_covers(const struct dlcp_rangeset *rs, u32 start, u32 end)
 	u32 i = dlcp_rs_find(rs, start);
 
 	/* r[i].end >= start; a covering range must also start <= start */
-	while (i < rs->nr && rs->r[i].end == start && start != end)
+	while (i < rs->nr && dlcp_rs_at(rs, i)->end == start && start != end)
 		i++;
-	return i < rs->nr && rs->r[i].start <= start && rs->r[i].end >= end;
+	return i < rs->nr && dlcp_rs_at(rs, i)->start <= start &&
+	       dlcp_rs_at(rs, i)->end >= end;
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_covers);
+
+/* Room for more ranges: the first array doubled up to a page, or a page. */
+static int dlcp_rs_grow(struct dlcp_rangeset *rs, gfp_t gfp)
+{
+	struct dlcp_rs_range *n;
+
+	if (rs->cap < DLCP_RS_PAGE_RANGES) {
+		u32 cap = rs->cap ? rs->cap * 2 : 8;
+
+		n = krealloc_array(rs->pg[0], cap, sizeof(*n), gfp);
+		if (!n)
+			return -ENOMEM;
+		rs->pg[0] = n;
+		rs->cap = cap;
+		return 0;
+	}
+	n = kmalloc(PAGE_SIZE, gfp);
+	if (!n)
+		return -ENOMEM;
+	rs->pg[rs->cap / DLCP_RS_PAGE_RANGES] = n;
+	rs->cap += DLCP_RS_PAGE_RANGES;
+	return 0;
+}
 
 /*
  * Make sure adding [start, end) to the set cannot fail: room for one more
@@ -228,22 +253,15 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_covers);
  */
 int dlcp_rs_prepare(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp)
 {
-	u32 i = dlcp_rs_find(rs, start), cap;
-	void *n;
+	u32 i = dlcp_rs_find(rs, start);
 
-	if (i < rs->nr && rs->r[i].start <= end)
+	if (i < rs->nr && dlcp_rs_at(rs, i)->start <= end)
 		return 0;		/* touches r[i]: merges */
 	if (rs->nr < rs->cap)
 		return 0;
 	if (rs->nr >= DLCP_MAX_RANGES)
 		return -E2BIG;
-	cap = rs->cap ? rs->cap * 2 : 8;
-	n = krealloc_array(rs->r, cap, sizeof(*rs->r), gfp);
-	if (!n)
-		return -ENOMEM;
-	rs->r = n;
-	rs->cap = cap;
-	return 0;
+	return dlcp_rs_grow(rs, gfp);
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_prepare);
 
@@ -255,20 +273,25 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_prepare);
 int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
 		u32 *added)
 {
-	u32 i = dlcp_rs_find(rs, start), j, covered = 0, nstart, nend;
+	u32 i = dlcp_rs_find(rs, start), j, k, covered = 0;
+	struct dlcp_rs_range *r;
 
 	/* ranges i..j-1 touch or overlap [start, end) */
-	for (j = i; j < rs->nr && rs->r[j].start <= end; j++)
-		covered += min(rs->r[j].end, end) - max(rs->r[j].start, start);
+	for (j = i; j < rs->nr && dlcp_rs_at(rs, j)->start <= end; j++) {
+		r = dlcp_rs_at(rs, j);
+		covered += min(r->end, end) - max(r->start, start);
+	}
 
 	if (j == i) {			/* nothing to merge: insert */
 		int err = dlcp_rs_prepare(rs, start, end, gfp);
 
 		if (err)
 			return err;
-		memmove(&rs->r[i + 1], &rs->r[i], (rs->nr - i) * sizeof(*rs->r));
-		rs->r[i].start = start;
-		rs->r[i].end = end;
+		for (k = rs->nr; k > i; k--)
+			*dlcp_rs_at(rs, k) = *dlcp_rs_at(rs, k - 1);
+		r = dlcp_rs_at(rs, i);
+		r->start = start;
+		r->end = end;
 		rs->nr++;
 		*added = end - start;
 		rs->bytes += *added;
@@ -276,13 +299,13 @@ int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
 	}
 
 	/* merge ranges i..j-1 and [start, end) into r[i] */
-	nstart = min(rs->r[i].start, start);
-	nend = max(rs->r[j - 1].end, end);
+	r = dlcp_rs_at(rs, i);
+	r->start = min(r->start, start);
+	r->end = max(dlcp_rs_at(rs, j - 1)->end, end);
 	*added = (end - start) - covered;
 	rs->bytes += *added;
-	rs->r[i].start = nstart;
-	rs->r[i].end = nend;
-	memmove(&rs->r[i + 1], &rs->r[j], (rs->nr - j) * sizeof(*rs->r));
+	for (k = j; k < rs->nr; k++)
+		*dlcp_rs_at(rs, i + 1 + k - j) = *dlcp_rs_at(rs, k);
 	rs->nr -= j - i - 1;
 	return 0;
 }
@@ -290,10 +313,10 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_add);
 
 void dlcp_rs_free(struct dlcp_rangeset *rs)
 {
-	kfree(rs->r);
-	rs->r = NULL;
-	rs->nr = 0;
-	rs->cap = 0;
-	rs->bytes = 0;
+	u32 i;
+
+	for (i = 0; i < DLCP_RS_PAGES; i++)
+		kfree(rs->pg[i]);
+	memset(rs, 0, sizeof(*rs));
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_free);

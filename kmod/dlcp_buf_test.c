@@ -3,6 +3,7 @@
  * KUnit tests of the byte-range sets of dlcp_buf.c: the receiver's record
  * of what has arrived of a message.
  */
+#include <linux/slab.h>
 #include "dlcp_kunit.h"
 #include "dlcp_impl.h"
 
@@ -14,8 +15,8 @@ static void rt_expect(struct kunit *test, const struct dlcp_rangeset *rs,
 
 	KUNIT_EXPECT_EQ(test, rs->nr, n);
 	for (i = 0; i < n && i < rs->nr; i++) {
-		KUNIT_EXPECT_EQ(test, rs->r[i].start, want[2 * i]);
-		KUNIT_EXPECT_EQ(test, rs->r[i].end, want[2 * i + 1]);
+		KUNIT_EXPECT_EQ(test, dlcp_rs_at(rs, i)->start, want[2 * i]);
+		KUNIT_EXPECT_EQ(test, dlcp_rs_at(rs, i)->end, want[2 * i + 1]);
 		bytes += want[2 * i + 1] - want[2 * i];
 	}
 	KUNIT_EXPECT_EQ(test, rs->bytes, bytes);
@@ -101,11 +102,51 @@ static void dlcp_rs_test_limit(struct kunit *test)
 	dlcp_rs_free(&rs);
 }
 
+/*
+ * Ranges over several pages, inserted out of order, then merged across
+ * page boundaries: the set stays sorted and exact, and no allocation of
+ * it is larger than a page (the receive path grows it with GFP_ATOMIC).
+ */
+static void dlcp_rs_test_pages(struct kunit *test)
+{
+	const u32 n = 3 * DLCP_RS_PAGE_RANGES + 5;
+	struct dlcp_rangeset rs = { };
+	u32 i, k, added;
+
+	/* [4k, 4k + 2) for every k < n, in the order k = 7i mod n */
+	for (i = 0; i < n; i++) {
+		k = (7 * i) % n;
+		KUNIT_ASSERT_EQ(test, dlcp_rs_add(&rs, 4 * k, 4 * k + 2,
+						  GFP_KERNEL, &added), 0);
+	}
+	KUNIT_ASSERT_EQ(test, rs.nr, n);
+	KUNIT_EXPECT_EQ(test, rs.bytes, 2 * n);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, dlcp_rs_at(&rs, i)->start, 4 * i);
+		KUNIT_EXPECT_EQ(test, dlcp_rs_at(&rs, i)->end, 4 * i + 2);
+	}
+	for (i = 0; i < DLCP_RS_PAGES; i++)
+		if (rs.pg[i])
+			KUNIT_EXPECT_LE(test, ksize(rs.pg[i]), PAGE_SIZE);
+	KUNIT_EXPECT_TRUE(test, dlcp_rs_covers(&rs, 4 * (n - 1), 4 * n - 2));
+
+	/* fill the holes from the end: each merges two ranges into one */
+	for (k = n - 1; k > 0; k--)
+		KUNIT_ASSERT_EQ(test, dlcp_rs_add(&rs, 4 * k - 2, 4 * k,
+						  GFP_KERNEL, &added), 0);
+	KUNIT_EXPECT_EQ(test, rs.nr, 1);
+	KUNIT_EXPECT_EQ(test, rs.bytes, 4 * n - 2);
+	KUNIT_EXPECT_TRUE(test, dlcp_rs_covers(&rs, 0, 4 * n - 2));
+	dlcp_rs_free(&rs);
+	KUNIT_EXPECT_EQ(test, rs.cap, 0);
+}
+
 static struct kunit_case dlcp_rs_test_cases[] = {
 	KUNIT_CASE(dlcp_rs_test_insert),
 	KUNIT_CASE(dlcp_rs_test_merge),
 	KUNIT_CASE(dlcp_rs_test_covers),
 	KUNIT_CASE(dlcp_rs_test_limit),
+	KUNIT_CASE(dlcp_rs_test_pages),
 	{}
 };
 

@@ -219,7 +219,6 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_LATE_WIN_US	(10 * USEC_PER_SEC)	/* memory of a spurious RTO */
 #define DLCP_RTT_MAX_US		(60 * USEC_PER_SEC)	/* larger: not an RTT */
 #define DLCP_REO_MAX_US		(200 * USEC_PER_MSEC)	/* receiver's wait cap */
-#define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
 #define DLCP_PEER_HASH_BITS	4
 #define DLCP_MAX_PEERS		1024		/* destinations per socket */
 #define DLCP_STALL_MULT		4		/* msg_timeouts without progress */

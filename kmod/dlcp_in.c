@@ -48,7 +48,7 @@ static u32 dlcp_in_cost(const struct dlcp_in_msg *m)
 	u32 leaves = DIV_ROUND_UP(m->len, PAGE_SIZE * XA_CHUNK_SIZE);
 	u32 nodes = m->buf.nr_alloc ? min(m->buf.nr_alloc, leaves) + 1 : 0;
 
-	return sizeof(*m) + m->have.cap * sizeof(*m->have.r) +
+	return sizeof(*m) + m->have.cap * sizeof(struct dlcp_rs_range) +
 	       m->buf.nr_alloc * PAGE_SIZE + nodes * sizeof(struct xa_node);
 }
 
@@ -146,9 +146,9 @@ u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
 {
 	u32 i, n = 0, pos = 0, last = probed ? rs->nr : rs->nr - 1;
 
-	*scan_end = probed ? len : rs->r[rs->nr - 1].end;
+	*scan_end = probed ? len : dlcp_rs_at(rs, rs->nr - 1)->end;
 	for (i = 0; i <= last; i++) {
-		u32 start = i < rs->nr ? rs->r[i].start : len;
+		u32 start = i < rs->nr ? dlcp_rs_at(rs, i)->start : len;
 
 		if (start > pos) {
 			if (n == max_gaps) {
@@ -160,7 +160,7 @@ u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
 			n++;
 		}
 		if (i < rs->nr)
-			pos = rs->r[i].end;
+			pos = dlcp_rs_at(rs, i)->end;
 	}
 	return n;
 }
@@ -251,7 +251,7 @@ static u32 dlcp_in_lost_ranges(const struct dlcp_in_msg *m,
 	u32 i, n = 0, pos = 0;
 
 	for (i = 0; i <= rs->nr; i++) {
-		u32 start = i < rs->nr ? rs->r[i].start : m->len;
+		u32 start = i < rs->nr ? dlcp_rs_at(rs, i)->start : m->len;
 
 		if (start > pos) {
 			if (n < max) {
@@ -261,7 +261,7 @@ static u32 dlcp_in_lost_ranges(const struct dlcp_in_msg *m,
 			n++;
 		}
 		if (i < rs->nr)
-			pos = rs->r[i].end;
+			pos = dlcp_rs_at(rs, i)->end;
 	}
 	return n;
 }
@@ -505,7 +505,8 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 	 */
 	need = DIV_ROUND_UP(offset_in_page(off) + plen, PAGE_SIZE) *
 	       (PAGE_SIZE + sizeof(struct xa_node)) + sizeof(struct xa_node) +
-	       max_t(u32, m ? m->have.cap : 0, 8) * sizeof(*m->have.r) +
+	       clamp_t(u32, m ? m->have.cap : 0, 8, DLCP_RS_PAGE_RANGES) *
+	       sizeof(struct dlcp_rs_range) +
 	       (m ? 0 : sizeof(*m));
 	why = dlcp_mem_schedule(sk, need);
 	if (!why && !m)

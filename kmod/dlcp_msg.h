@@ -49,22 +49,47 @@ int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,
 		     struct iov_iter *to);
 void dlcp_buf_copy(struct dlcp_buf *b, u32 off, u32 len, void *to);
 
+#define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
+
+/**
+ * struct dlcp_rs_range - the byte range [@start, @end) of a message
+ * @start:	first byte
+ * @end:	one past the last byte
+ */
+struct dlcp_rs_range {
+	u32	start;
+	u32	end;
+};
+
+/* ranges to a page of a range set, and pages of a full one */
+#define DLCP_RS_PAGE_RANGES	(PAGE_SIZE / sizeof(struct dlcp_rs_range))
+#define DLCP_RS_PAGES		DIV_ROUND_UP(DLCP_MAX_RANGES, DLCP_RS_PAGE_RANGES)
+
 /**
  * struct dlcp_rangeset - sorted, disjoint, non-adjacent byte ranges
- * @r:		ranges as [start, end) pairs, increasing
+ * @pg:		the ranges, increasing, DLCP_RS_PAGE_RANGES to a page:
+ *		range i is dlcp_rs_at(i). The first array grows by doubling
+ *		up to a page, then whole pages are added, so that no
+ *		allocation is larger than a page: the receive path grows
+ *		the set in softirq, where a larger atomic allocation fails
+ *		once memory is fragmented.
  * @nr:		ranges in use
  * @cap:	ranges allocated
  * @bytes:	sum of the range lengths
  */
 struct dlcp_rangeset {
-	struct {
-		u32 start;
-		u32 end;
-	} *r;
-	u32	nr;
-	u32	cap;
-	u32	bytes;
+	struct dlcp_rs_range	*pg[DLCP_RS_PAGES];
+	u32			nr;
+	u32			cap;
+	u32			bytes;
 };
+
+/* Range @i of @rs (i < @rs->cap). */
+static inline struct dlcp_rs_range *dlcp_rs_at(const struct dlcp_rangeset *rs,
+					       u32 i)
+{
+	return &rs->pg[i / DLCP_RS_PAGE_RANGES][i % DLCP_RS_PAGE_RANGES];
+}
 
 int dlcp_rs_prepare(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp);
 int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
