@@ -148,6 +148,37 @@ static int is_data_id(uint32_t id)
 }
 
 /*
+ * Was @id the id of a forged packet to R (PROBE, ABORT, DATA)? With @add,
+ * it is from now on. A DATA takes no id of those: a PROBE sent before a
+ * DATA of its id can still arrive after it (the attacker's packets enter
+ * the backlog of whichever CPU sent them) and would meet the forged
+ * message with another length. An open-addressing set, at most half full.
+ */
+static int r_id_used(uint32_t id, int add)
+{
+	static uint64_t *slot;
+	static size_t mask;
+	size_t i;
+
+	if (!slot) {
+		size_t n = 1024;
+
+		while (n < 2 * (size_t)o.spoof)
+			n <<= 1;
+		slot = calloc(n, sizeof(*slot));
+		if (!slot)
+			die("out of memory for %zu spoofed ids", n);
+		mask = n - 1;
+	}
+	for (i = (id * 2654435761u) & mask; slot[i]; i = (i + 1) & mask)
+		if ((uint32_t)slot[i] == id)
+			return 1;
+	if (add)
+		slot[i] = (uint64_t)1 << 32 | id;
+	return 0;
+}
+
+/*
  * Forged DATA from S's address may take as many of the messages R
  * receives from that address as it likes (the module cannot tell it from
  * S): the attacker keeps to a quarter of net.dlcp.max_in_msgs_peer per
@@ -212,8 +243,8 @@ static int spoof_one(void)
 	len = chance(85) ? pair_lens[rnd(nr_pair_lens)] : 2 + rnd(1 << 20);
 	do
 		id = guess_id();
-	while (k != SP_REPORT && k != SP_STOP && k != SP_ICMP &&
-	       is_data_id(id));
+	while ((k != SP_REPORT && k != SP_STOP && k != SP_ICMP &&
+		is_data_id(id)) || (k == SP_DATA && r_id_used(id, 0)));
 	if (k == SP_ICMP) {
 		rc = spoof_icmp(id, len);
 		if (!rc)
@@ -270,6 +301,7 @@ static int spoof_one(void)
 	if (to_s) {
 		injected[NS_SELF]++;
 	} else {
+		r_id_used(id, 1);
 		injected[NS_TARGET]++;
 		expect[k == SP_DATA ? OUT_DATA : k == SP_ABORT ? OUT_ABORT :
 		       OUT_PROBE]++;
