@@ -221,6 +221,28 @@ bool dlcp_rs_covers(const struct dlcp_rangeset *rs, u32 start, u32 end)
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_covers);
 
+/*
+ * Move ranges [@src, @src + @n) to [@dst, @dst + @n) (the areas may
+ * overlap), a memmove() for each run that stays within a page on both
+ * sides: lowest first when moving down, highest first when moving up.
+ */
+static void dlcp_rs_move(struct dlcp_rangeset *rs, u32 dst, u32 src, u32 n)
+{
+	const u32 per = DLCP_RS_PAGE_RANGES;
+	u32 c;
+
+	for (; n && dst < src; n -= c, dst += c, src += c) {
+		c = min3(n, per - src % per, per - dst % per);
+		memmove(dlcp_rs_at(rs, dst), dlcp_rs_at(rs, src),
+			c * sizeof(struct dlcp_rs_range));
+	}
+	for (; n && dst > src; n -= c) {
+		c = min3(n, (src + n - 1) % per + 1, (dst + n - 1) % per + 1);
+		memmove(dlcp_rs_at(rs, dst + n - c), dlcp_rs_at(rs, src + n - c),
+			c * sizeof(struct dlcp_rs_range));
+	}
+}
+
 /* Room for more ranges: the first array doubled up to a page, or a page. */
 static int dlcp_rs_grow(struct dlcp_rangeset *rs, gfp_t gfp)
 {
@@ -273,7 +295,7 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_prepare);
 int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
 		u32 *added)
 {
-	u32 i = dlcp_rs_find(rs, start), j, k, covered = 0;
+	u32 i = dlcp_rs_find(rs, start), j, covered = 0;
 	struct dlcp_rs_range *r;
 
 	/* ranges i..j-1 touch or overlap [start, end) */
@@ -287,8 +309,7 @@ int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
 
 		if (err)
 			return err;
-		for (k = rs->nr; k > i; k--)
-			*dlcp_rs_at(rs, k) = *dlcp_rs_at(rs, k - 1);
+		dlcp_rs_move(rs, i + 1, i, rs->nr - i);
 		r = dlcp_rs_at(rs, i);
 		r->start = start;
 		r->end = end;
@@ -304,8 +325,7 @@ int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
 	r->end = max(dlcp_rs_at(rs, j - 1)->end, end);
 	*added = (end - start) - covered;
 	rs->bytes += *added;
-	for (k = j; k < rs->nr; k++)
-		*dlcp_rs_at(rs, i + 1 + k - j) = *dlcp_rs_at(rs, k);
+	dlcp_rs_move(rs, i + 1, j, rs->nr - j);
 	rs->nr -= j - i - 1;
 	return 0;
 }
