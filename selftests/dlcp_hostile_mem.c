@@ -257,14 +257,24 @@ TEST(fresh_id_flood_protocol_limit)
  * fails with ENOBUFS (DlcpOutProtoMem) instead of taking more pages, and
  * the pages come back when the messages end. The messages go to a port
  * with no socket, so they stay until the socket closes.
+ *
+ * The count in /proc/net/protocols is the core's memory_allocated, which
+ * lags what receive memory took or gave back by up to a per-CPU reserve
+ * (SK_MEMORY_PCPU_RESERVE, 256 pages a CPU; net.core.mem_pcpu_rsv on 6.9
+ * and later) and is shown as 0 while below it. Sockets of an earlier case
+ * still being freed with their namespace move it too. So the case does
+ * not compare page counts to the page: with the limit 1300 pages above the
+ * count, one message of 1024 pages fits and a second does not, whichever
+ * way the count is off by up to two CPUs' reserves, and the limit only
+ * refuses the second if the first one was counted.
  */
 TEST(send_memory_protocol_limit)
 {
 	char old[64] = "", lim[64];
-	static char msg[1 << 20];
+	static char msg[4 << 20];
 	uint64_t refused;
 	long before, held, after;
-	int fd, s, i, err;
+	int fd, s, sent, err;
 	ssize_t n;
 
 	fd = open_global(DLCP_MEM, old, sizeof(old));
@@ -276,27 +286,27 @@ TEST(send_memory_protocol_limit)
 	before = proto_pages();
 	ASSERT_LE(0, before);
 	refused = snmp("DlcpOutProtoMem");
-	/* 300 pages more than in use: 256 fit; a second message does not */
-	snprintf(lim, sizeof(lim), "%ld %ld %ld\n", before + 100, before + 200,
-		 before + 300);
+	/* 1300 pages more than in use: 1024 fit; a second message does not */
+	snprintf(lim, sizeof(lim), "%ld %ld %ld\n", before + 400, before + 800,
+		 before + 1300);
 	ASSERT_EQ(strlen(lim), pwrite(fd, lim, strlen(lim), 0));
-	n = send_to(s, "127.0.0.1", 9, msg, sizeof(msg), 0);
-	for (i = 0, err = 0; i < 4 && !err; i++)
+	for (sent = 0, err = 0; sent < 4 && !err; )
 		if (send_to(s, "127.0.0.1", 9, msg, sizeof(msg), 0) < 0)
 			err = errno;
+		else
+			sent++;
 	held = proto_pages();
 	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
 	close(fd);
-	TH_LOG("net.dlcp.mem %ld pages more: %ld held, then errno %d",
-	       300L, held - before, err);
-	EXPECT_EQ((ssize_t)sizeof(msg), n);
+	TH_LOG("net.dlcp.mem %ld pages more: %d sent (%ld pages held), then errno %d",
+	       1300L, sent, held - before, err);
+	EXPECT_EQ(1, sent);
 	EXPECT_EQ(ENOBUFS, err);
 	EXPECT_EQ(refused + 1, snmp("DlcpOutProtoMem"));
-	EXPECT_LE(before + 256, held);
-	EXPECT_GE(before + 300, held);
+	EXPECT_GE(before + 1300, held);
 	/* with room again, sending works */
-	EXPECT_EQ((ssize_t)sizeof(msg),
-		  send_to(s, "127.0.0.1", 9, msg, sizeof(msg), 0));
+	n = send_to(s, "127.0.0.1", 9, msg, sizeof(msg), 0);
+	EXPECT_EQ((ssize_t)sizeof(msg), n);
 	close_now(s);
 	usleep(100000);
 	after = proto_pages();
