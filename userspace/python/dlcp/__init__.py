@@ -24,10 +24,13 @@ torch.distributed is imported already; `import dlcp.backend` always does.
 The library is found at $DLCP_LIB, else in the source tree
 (userspace/lib/libdlcp.so), else by the loader (libdlcp.so.0).
 """
+from __future__ import annotations
+
 import ctypes
 import os
 import socket
 import struct
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from dlcp.rendezvous import ConfigError, DictStore  # noqa: F401  (re-exported)
 
@@ -49,6 +52,14 @@ REDUCE_MEAN_ZEROFILL = 2
 
 RECV_EXACT = 0
 RECV_LOSSY = 1
+
+# What the collectives take: a numpy array or a torch tensor, contiguous,
+# float32 or int32 (float16/bfloat16/int8 where a function says so), on the
+# CPU; it is reduced in place.
+Buffer = Any
+# The counters of one collective (CollStats' fields): messages, bytes,
+# elements lost, ...
+Stats = Dict[str, int]
 
 
 def _load():
@@ -144,7 +155,7 @@ class SockaddrStorage(ctypes.Structure):
         return "%s:%d" % (self.host, self.port)
 
 
-def split_host_port(s):
+def split_host_port(s: str) -> Tuple[str, int]:
     """'host:port' or '[v6]:port' -> (host, int port); ConfigError if malformed."""
     h, sep, p = s.rpartition(":")
     if not sep or not h or not p.isdigit() or int(p) > 65535:
@@ -279,13 +290,15 @@ def _buf(t):
     raise ValueError("unsupported dtype %s (float32 or int32)" % name)
 
 
-def chunk_range(n, world, i):
+def chunk_range(n: int, world: int, i: int) -> Tuple[int, int]:
+    """(offset, length) of rank @i's chunk of @n elements split @world ways."""
     off, ln = ctypes.c_size_t(), ctypes.c_size_t()
     _chunk_range(n, world, i, ctypes.byref(off), ctypes.byref(ln))
     return off.value, ln.value
 
 
-def seg_classes(t, seg_size, top_fraction, dtype=None):
+def seg_classes(t: Buffer, seg_size: int, top_fraction: float,
+                dtype: Optional[int] = None) -> bytes:
     """Per-segment magnitude classes (0 important, 1 droppable) as a bytes object."""
     ptr, n, dt = _buf(t)
     if dtype is not None:
@@ -331,7 +344,8 @@ class Group:
     timeout_ms 0: $DLCP_TIMEOUT seconds, else 30 s.
     """
 
-    def __init__(self, rank, addrs, transport=TRANSPORT_DLCP, timeout_ms=0):
+    def __init__(self, rank: int, addrs: Sequence[str], transport: int = TRANSPORT_DLCP,
+                 timeout_ms: int = 0) -> None:
         arr = (SockaddrStorage * len(addrs))(*[SockaddrStorage.parse(a) for a in addrs])
         self._g = _vp()
         self._store = None
@@ -351,8 +365,9 @@ class Group:
         return self
 
     @classmethod
-    def from_env(cls, base_port=0, transport=-1, timeout_ms=0, store=None, addr=None,
-                 rank=None, world_size=None):
+    def from_env(cls, base_port: int = 0, transport: int = -1, timeout_ms: int = 0,
+                 store: Any = None, addr: Optional[str] = None, rank: Optional[int] = None,
+                 world_size: Optional[int] = None) -> "Group":
         """Rank @rank (default $RANK) of @world_size ($WORLD_SIZE) ranks.
 
         The ranks find each other through a store (torch.distributed's or
@@ -433,30 +448,33 @@ class Group:
         self._store = keep      # a TCPStore this rank hosts lives as long
         return self
 
-    def addr(self, r):
+    def addr(self, r: int) -> str:
         """Address of rank @r as 'a.b.c.d:port' or '[v6]:port'."""
         a = SockaddrStorage()
         _check(_group_addr(self._g, r, ctypes.byref(a)), "dlcp_group_addr")
         return str(a)
 
     @property
-    def rank(self):
+    def rank(self) -> int:
+        """This rank's index in the group."""
         return _group_rank(self._g)
 
     @property
-    def world(self):
+    def world(self) -> int:
+        """The number of ranks."""
         return _group_world(self._g)
 
-    def close(self, linger_ms=-1):
+    def close(self, linger_ms: int = -1) -> None:
+        """Close the group; @linger_ms as SO_LINGER (-1: the default wait)."""
         if self._g:
             g, self._g = self._g, None
             self._store = None
             _check(_group_close(g, linger_ms), "dlcp_group_close")
 
-    def __enter__(self):
+    def __enter__(self) -> "Group":
         return self
 
-    def __exit__(self, *a):
+    def __exit__(self, *a: Any) -> None:
         self.close()
 
     def _opts(self, tag, iteration, layer, budget_ppm, budget2_ppm, reduce, server,
@@ -479,31 +497,38 @@ class Group:
         _check(fn(self._g, ptr, n, dt, ctypes.byref(o)), name)
         return stats.as_dict()
 
-    def allreduce(self, t, tag=0, iteration=0, layer=0, budget_ppm=0, budget2_ppm=None,
-                  reduce=REDUCE_MEAN, timeout_ms=0, algo=ALGO_RING):
+    def allreduce(self, t: Buffer, tag: int = 0, iteration: int = 0, layer: int = 0,
+                  budget_ppm: int = 0, budget2_ppm: Optional[int] = None,
+                  reduce: int = REDUCE_MEAN, timeout_ms: int = 0,
+                  algo: int = ALGO_RING) -> Stats:
         """All-reduce in place (ring or direct); returns the stats dict."""
         return self._coll(_allreduce, "dlcp_allreduce", t, dict(
             tag=tag, iteration=iteration, layer=layer, budget_ppm=budget_ppm,
             budget2_ppm=budget2_ppm, reduce=reduce, server=0, dedicated_server=0,
             timeout_ms=timeout_ms, algo=algo))
 
-    def reduce_scatter(self, t, tag=0, iteration=0, layer=0, budget_ppm=0,
-                       reduce=REDUCE_MEAN, timeout_ms=0, algo=ALGO_RING):
+    def reduce_scatter(self, t: Buffer, tag: int = 0, iteration: int = 0, layer: int = 0,
+                       budget_ppm: int = 0, reduce: int = REDUCE_MEAN, timeout_ms: int = 0,
+                       algo: int = ALGO_RING) -> Stats:
+        """Reduce-scatter in place: this rank's chunk (chunk_range()) is reduced."""
         return self._coll(_reduce_scatter, "dlcp_reduce_scatter", t, dict(
             tag=tag, iteration=iteration, layer=layer, budget_ppm=budget_ppm,
             budget2_ppm=None, reduce=reduce, server=0, dedicated_server=0,
             timeout_ms=timeout_ms, algo=algo))
 
-    def all_gather(self, t, tag=0, iteration=0, layer=0, budget_ppm=0, timeout_ms=0,
-                   algo=ALGO_RING):
+    def all_gather(self, t: Buffer, tag: int = 0, iteration: int = 0, layer: int = 0,
+                   budget_ppm: int = 0, timeout_ms: int = 0, algo: int = ALGO_RING) -> Stats:
+        """All-gather in place: every rank's chunk (chunk_range()) to every rank."""
         return self._coll(_all_gather, "dlcp_all_gather", t, dict(
             tag=tag, iteration=iteration, layer=layer, budget_ppm=0,
             budget2_ppm=budget_ppm, reduce=REDUCE_MEAN, server=0, dedicated_server=0,
             timeout_ms=timeout_ms, algo=algo))
 
-    def ps_push_pull(self, send, recv=None, tag=0, iteration=0, layer=0, budget_ppm=0,
-                     budget2_ppm=None, reduce=REDUCE_MEAN, server=0,
-                     dedicated_server=False, timeout_ms=0):
+    def ps_push_pull(self, send: Optional[Buffer],
+                     recv: Union[Buffer, Tuple[int, int], None] = None, tag: int = 0, iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
+                     budget2_ppm: Optional[int] = None, reduce: int = REDUCE_MEAN,
+                     server: int = 0, dedicated_server: bool = False,
+                     timeout_ms: int = 0) -> Stats:
         """Parameter server; recv (default: send) keeps its old values where lost."""
         stats = CollStats()
         o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, server,
@@ -517,11 +542,13 @@ class Group:
         _check(_ps(self._g, sp, rp, n, dt, ctypes.byref(o)), "dlcp_ps_push_pull")
         return stats.as_dict()
 
-    def barrier(self, iteration=0, timeout_ms=0):
+    def barrier(self, iteration: int = 0, timeout_ms: int = 0) -> None:
+        """Return once every rank has entered the barrier of @iteration."""
         _check(_barrier(self._g, iteration, timeout_ms), "dlcp_barrier")
 
     # point to point on the group's endpoint
-    def send(self, dst_addr, t, tensor_id=0, iteration=0, layer=0, budget_ppm=0):
+    def send(self, dst_addr: str, t: Buffer, tensor_id: int = 0, iteration: int = 0,
+             layer: int = 0, budget_ppm: int = 0) -> None:
         """Send @t to @dst_addr ('a.b.c.d:port', '[v6]:port', 'host:port')."""
         ptr, n, dt = _buf(t)
         m = TensorMeta()
@@ -532,7 +559,8 @@ class Group:
         _check(_send_tensorv_sa(_group_ep(self._g), ctypes.byref(a), ctypes.sizeof(a),
                                 ctypes.byref(iov), 1, ctypes.byref(m)), "dlcp_send_tensor")
 
-    def recv(self, timeout_ms=-1):
+    def recv(self, timeout_ms: int = -1
+             ) -> Tuple[bytes, Dict[str, Any], List[Tuple[int, int]]]:
         """One message: (bytes, info dict, [(offset, len) lost ranges])."""
         buf = _vp()
         info = TensorInfo()
@@ -600,8 +628,10 @@ def _fp32(t):
     return ptr, n
 
 
-def _g_allreduce_q(self, t, bits=8, hadamard=False, seed=0, fit=False, tag=0, iteration=0,
-                   layer=0, budget_ppm=0, budget2_ppm=None, reduce=REDUCE_MEAN, timeout_ms=0):
+def _g_allreduce_q(self: Group, t: Buffer, bits: int = 8, hadamard: bool = False,
+                   seed: int = 0, fit: bool = False, tag: int = 0, iteration: int = 0,
+                   layer: int = 0, budget_ppm: int = 0, budget2_ppm: Optional[int] = None,
+                   reduce: int = REDUCE_MEAN, timeout_ms: int = 0) -> Stats:
     """Quantized ring all-reduce in place (bits 4 or 8); returns the stats dict."""
     stats = CollStats()
     o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, 0, 0,
@@ -613,9 +643,14 @@ def _g_allreduce_q(self, t, bits=8, hadamard=False, seed=0, fit=False, tag=0, it
     return stats.as_dict()
 
 
-def _g_ps_push_pull_q(self, send, recv=None, bits=8, hadamard=False, seed=0, fit=False,
-                      tag=0, iteration=0, layer=0, budget_ppm=0, budget2_ppm=None,
-                      reduce=REDUCE_MEAN, server=0, dedicated_server=False, timeout_ms=0):
+def _g_ps_push_pull_q(self: Group, send: Optional[Buffer],
+                      recv: Union[Buffer, Tuple[int, int], None] = None, bits: int = 8,
+                      hadamard: bool = False, seed: int = 0, fit: bool = False, tag: int = 0,
+                      iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
+                      budget2_ppm: Optional[int] = None, reduce: int = REDUCE_MEAN,
+                      server: int = 0, dedicated_server: bool = False,
+                      timeout_ms: int = 0) -> Stats:
+    """Parameter server with quantized pushes and pulls (float32)."""
     stats = CollStats()
     o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, server,
                    dedicated_server, timeout_ms, stats)
@@ -631,9 +666,13 @@ def _g_ps_push_pull_q(self, send, recv=None, bits=8, hadamard=False, seed=0, fit
     return stats.as_dict()
 
 
-def _g_reduce_scatter_q(self, t, qstate, bits=8, hadamard=False, seed=0, fit=False,
-                        tag=0, iteration=0, layer=0, budget_ppm=0, reduce=REDUCE_MEAN,
-                        timeout_ms=0):
+def _g_reduce_scatter_q(self: Group, t: Buffer, qstate: QState, bits: int = 8,
+                        hadamard: bool = False, seed: int = 0, fit: bool = False,
+                        tag: int = 0, iteration: int = 0, layer: int = 0,
+                        budget_ppm: int = 0, reduce: int = REDUCE_MEAN,
+                        timeout_ms: int = 0) -> Stats:
+    """Quantized reduce-scatter in place; @qstate keeps the scales for
+    all_gather_q()."""
     stats = CollStats()
     o = self._opts(tag, iteration, layer, budget_ppm, None, reduce, 0, 0, timeout_ms,
                    stats)
@@ -644,8 +683,10 @@ def _g_reduce_scatter_q(self, t, qstate, bits=8, hadamard=False, seed=0, fit=Fal
     return stats.as_dict()
 
 
-def _g_all_gather_q(self, t, qstate, tag=0, iteration=0, layer=0, budget_ppm=0,
-                    timeout_ms=0):
+def _g_all_gather_q(self: Group, t: Buffer, qstate: QState, tag: int = 0,
+                    iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
+                    timeout_ms: int = 0) -> Stats:
+    """Quantized all-gather in place, with the scales of reduce_scatter_q()."""
     stats = CollStats()
     o = self._opts(tag, iteration, layer, 0, budget_ppm, REDUCE_MEAN, 0, 0, timeout_ms,
                    stats)

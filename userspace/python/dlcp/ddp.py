@@ -25,16 +25,25 @@ output-side layers (bucket 0) get the highest priority class.
 import queue
 import threading
 import time
+from typing import Callable, Optional
 
 import torch
+import torch.distributed as dist
 
 import dlcp
 
 
 class DlcpHookState:
-    def __init__(self, group, budget_ppm=0, budget2_ppm=None, algo="ring",
-                 reduce=dlcp.REDUCE_MEAN, timeout_ms=0, layer_of_bucket=None,
-                 compress=0, hadamard=False, seed=0, fit=False):
+    """The state of dlcp_hook(): the group, each bucket's loss budgets,
+    the algorithm, and a thread that runs the buckets' collectives in order
+    (ring, direct or parameter server; fp32 or quantized to 8 or 4 bits)."""
+
+    def __init__(self, group: dlcp.Group, budget_ppm: int = 0,
+                 budget2_ppm: Optional[int] = None, algo: str = "ring",
+                 reduce: int = dlcp.REDUCE_MEAN, timeout_ms: int = 0,
+                 layer_of_bucket: Optional[Callable[[int], int]] = None,
+                 compress: int = 0, hadamard: bool = False, seed: int = 0,
+                 fit: bool = False) -> None:
         # compress: 0 (fp32 on the wire), 8 or 4 (homomorphic quantization,
         # dlcp_allreduce_q / dlcp_ps_push_pull_q); hadamard: rotate first
         if algo not in ("ring", "direct", "ps"):
@@ -97,12 +106,14 @@ class DlcpHookState:
             except Exception as e:  # surfaces in backward()
                 fut.set_exception(e)
 
-    def close(self):
+    def close(self) -> None:
+        """Stop the thread once the queued buckets are done."""
         self._q.put(None)
         self._t.join()
 
 
-def dlcp_hook(state, bucket):
+def dlcp_hook(state: DlcpHookState,
+              bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """DDP comm hook: returns a Future of the averaged bucket."""
     fut = torch.futures.Future()
     state._q.put((state.iteration, bucket.index(), bucket.buffer(), fut))

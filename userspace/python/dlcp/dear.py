@@ -30,15 +30,23 @@ both ways, the state between them kept per bucket); otherwise the fp32
 dlcp_reduce_scatter / dlcp_all_gather.
 """
 import time
+from typing import Any, Callable, Iterable
 
 import torch
+import torch.distributed as dist
 
 import dlcp
 from dlcp import ddp as dlcp_ddp
 
 
 class DearState(dlcp_ddp.DlcpHookState):
-    def __init__(self, group, module, make_optimizer, **kw):
+    """The state of dear_hook(): DlcpHookState's, plus an optimizer per
+    parameter of @module (@make_optimizer([p])) that is stepped when the
+    parameter's all-gather has arrived, before its layer's next forward."""
+
+    def __init__(self, group: dlcp.Group, module: torch.nn.Module,
+                 make_optimizer: Callable[[Iterable[torch.nn.Parameter]], Any],
+                 **kw: Any) -> None:
         self._pending = {}       # id(param) -> (all-gather future, flat buffer, off, n)
         self._cur = []           # buckets of the iteration in backward
         self._err = None
@@ -114,19 +122,21 @@ class DearState(dlcp_ddp.DlcpHookState):
             if id(p) in self._pending:
                 self._apply(id(p))
 
-    def flush(self):
+    def flush(self) -> None:
         """Finish every pending all-gather and update (before evaluating)."""
         for pid in list(self._pending):
             self._apply(pid)
 
-    def close(self):
+    def close(self) -> None:
+        """Finish what is pending, remove the hooks, stop the thread."""
         self.flush()
         for h in self._hooks:
             h.remove()
         super().close()
 
 
-def dear_hook(state, bucket):
+def dear_hook(state: DearState,
+              bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """DDP comm hook: reduce-scatter now, all-gather before the next forward."""
     it, idx = state.iteration, bucket.index()
     buf = bucket.buffer().detach().to(torch.float32).clone()

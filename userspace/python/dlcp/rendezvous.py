@@ -27,13 +27,14 @@ import socket
 import struct
 import threading
 import time
+from typing import Any, List, Optional, Tuple
 
 
 class ConfigError(ValueError):
     """The environment (or an argument) does not describe a usable group."""
 
 
-def env_int(name, default=None):
+def env_int(name: str, default: Optional[int] = None) -> int:
     """Integer environment variable @name; ConfigError if unset or not one."""
     v = os.environ.get(name)
     if v is None or v.strip() == "":
@@ -46,7 +47,8 @@ def env_int(name, default=None):
         raise ConfigError("%s=%r is not an integer" % (name, v)) from None
 
 
-def rdzv_timeout():
+def rdzv_timeout() -> float:
+    """$DLCP_RDZV_TIMEOUT in seconds (default 300)."""
     v = os.environ.get("DLCP_RDZV_TIMEOUT", "300")
     try:
         t = float(v)
@@ -92,7 +94,7 @@ def _ifname_addr(ifname):
     raise ConfigError("DLCP_IFNAME=%s has no IPv4 or global IPv6 address" % ifname)
 
 
-def local_address(addr=None):
+def local_address(addr: Optional[str] = None) -> Tuple[str, str]:
     """(numeric address to bind, where it came from, for error messages)."""
     env = os.environ
     if addr is None and env.get("DLCP_ADDR"):
@@ -126,7 +128,7 @@ def local_address(addr=None):
                       "DLCP_IFNAME" % (master, last))
 
 
-def local_port():
+def local_port() -> int:
     """DLCP_PORT + LOCAL_RANK when DLCP_PORT is set, else 0 (any)."""
     if not os.environ.get("DLCP_PORT"):
         return 0
@@ -139,24 +141,24 @@ def local_port():
 class DictStore:
     """A store for ranks that are threads of one process (tests, tools)."""
 
-    def __init__(self, timeout=300.0):
+    def __init__(self, timeout: float = 300.0) -> None:
         self._d = {}
         self._cv = threading.Condition()
         self.timeout = timeout
 
-    def set(self, key, value):
+    def set(self, key: str, value: Any) -> None:
         with self._cv:
             self._d[key] = value.encode() if isinstance(value, str) else bytes(value)
             self._cv.notify_all()
 
-    def add(self, key, n):
+    def add(self, key: str, n: int) -> int:
         with self._cv:
             v = int(self._d.get(key, b"0")) + n
             self._d[key] = str(v).encode()
             self._cv.notify_all()
             return v
 
-    def get(self, key):
+    def get(self, key: str) -> bytes:
         end = time.monotonic() + self.timeout
         with self._cv:
             while key not in self._d:
@@ -227,7 +229,7 @@ def patch_libuv():
     return True
 
 
-def job_store(store, rank, world):
+def job_store(store: Any, rank: int, world: int) -> Tuple[Any, Any]:
     """(store, object to keep alive while the group lives)."""
     if store is not None:
         return store, None
@@ -277,7 +279,8 @@ def _get(store, key, timeout):
     return store.get(key)
 
 
-def exchange(store, rank, world, mine, seq=None, timeout=None):
+def exchange(store: Any, rank: int, world: int, mine: str, seq: Optional[int] = None,
+             timeout: Optional[datetime.timedelta] = None) -> List[str]:
     """Publish @mine ('addr:port'); the list of every rank's, in rank order.
 
     The groups opened one after the other get keys of their own (the n-th

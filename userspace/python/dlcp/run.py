@@ -34,6 +34,7 @@ init_process_group() under torchrun.
 """
 import re
 import sys
+from typing import List, Optional
 
 
 def _fixed_from_str(cls, vm):
@@ -46,13 +47,13 @@ def _fixed_from_str(cls, vm):
         vm, api._VALUE_REGEX, api._MAPPING_REGEX))
 
 
-def needs_patch():
+def needs_patch() -> bool:
     """Does this torch's Std.from_str() lose NONE/ALL (Python 3.11)?"""
     from torch.distributed.elastic.multiprocessing.api import Std
     return Std.from_str("0") is not Std.NONE or Std.from_str("3") != Std.ALL
 
 
-def patch():
+def patch() -> bool:
     """Fix Std.from_str() in place if it is broken; True if it was."""
     from torch.distributed.elastic.multiprocessing.api import Std
     if not needs_patch():
@@ -61,7 +62,9 @@ def patch():
     return True
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> object:
+    """torchrun with @argv (default sys.argv[1:]), Std.from_str() fixed
+    and TCPStore usable without libuv."""
     patch()
     from dlcp import rendezvous
     rendezvous.patch_libuv()
