@@ -23,6 +23,11 @@ workers call init_process_group("dlcp"):
    gloo.
 2. 2 ranks, one never calls init_process_group: the other's fails with a
    timeout error within the group's timeout.
+3. 3 ranks, the last one's process exits in the middle of a 16 MiB
+   all_reduce: the others' all_reduce, and the next one, fail with an
+   error within the group's timeout.
+4. 2 ranks on ::1 (DLCP_ADDR; without --loss, where the host has IPv6):
+   the collectives of 1. over IPv6.
 
 Transport: libdlcp's TCP transport by default (any host), `dlcp` for DLCP
 sockets (the VM, module loaded). With --loss (a lossy link, e.g. netem on
@@ -39,6 +44,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -527,6 +533,37 @@ def ddp(ck):
     ck.add("DDP parameters", True, hashlib.sha256(p.numpy().tobytes()).hexdigest())
 
 
+def vanish(ck):
+    """The last rank dies in the middle of a large all_reduce (its process
+    exits at once, sockets and all, with status 0 so that torchrun lets the
+    others go on): every other rank's all_reduce fails with an error within
+    the group's timeout, and a later one fails too."""
+    import torch
+    import torch.distributed as dist
+    dist.init_process_group("dlcp", timeout=datetime.timedelta(seconds=TIMEOUT_S))
+    R, W = dist.get_rank(), dist.get_world_size()
+    x = torch.ones(1 << 10)
+    dist.all_reduce(x)
+    warm = _same(x, torch.full((1 << 10,), float(W)))
+    big = torch.ones(1 << 22)
+    if R == W - 1:
+        dist.all_reduce(big, async_op=True)
+        time.sleep(0.05)
+        os._exit(0)
+    t0 = time.monotonic()
+    ok1, msg1 = _expect_error(lambda: dist.all_reduce(big))
+    t1 = time.monotonic() - t0
+    ok2, msg2 = _expect_error(lambda: dist.all_reduce(torch.ones(8)))
+    t2 = time.monotonic() - t0
+    ck.add("a rank dies in the middle of a 16 MiB all_reduce: the others' fails "
+           "with an error within the group's %g s timeout" % TIMEOUT_S,
+           warm and ok1 and t1 <= TIMEOUT_S + SLACK_S,
+           "after %.1f s: %s" % (t1, msg1), show=True)
+    ck.add("... and the next all_reduce fails with an error within it too",
+           ok2 and t2 - t1 <= TIMEOUT_S + SLACK_S, "after %.1f s: %s" % (t2 - t1, msg2),
+           show=True)
+
+
 def worker(argv):
     import torch  # noqa: F401
     import torch.distributed as dist
@@ -553,6 +590,15 @@ def worker(argv):
                dt <= 2 * TIMEOUT_S + 2 * SLACK_S,
                "%.1f s in the backend's rendezvous, %.1f s in init_process_group: %s"
                % (waited, dt, msg), show=True)
+    elif mode == "vanish":
+        vanish(ck)
+    elif mode == "v6":
+        dist.init_process_group("dlcp", timeout=datetime.timedelta(seconds=120))
+        addrs = [dist.group.WORLD._group.addr(r) for r in range(dist.get_world_size())]
+        ck.add("init_process_group(\"dlcp\") with DLCP_ADDR=::1: every rank at [::1] (%s)"
+               % ", ".join(addrs), all(a.startswith("[::1]:") for a in addrs))
+        collectives(ck, loss)
+        dist.barrier()
     else:
         dist.init_process_group("dlcp", timeout=datetime.timedelta(seconds=120))
         ck.add("init_process_group(\"dlcp\"): %s" % type(dist.group.WORLD).__name__,
@@ -583,10 +629,10 @@ def check(name, ok, detail=None):
             print("# " + line)
 
 
-def job(nproc, mode, transport, loss):
+def job(nproc, mode, transport, loss, addr="127.0.0.1"):
     """Run a torchrun job of @nproc workers; (rc, reports by rank, stderr tail)."""
     with tempfile.TemporaryDirectory() as d:
-        env = dict(os.environ, PYTHONPATH=HERE, DLCP_ADDR="127.0.0.1",
+        env = dict(os.environ, PYTHONPATH=HERE, DLCP_ADDR=addr,
                    DLCP_TRANSPORT=transport, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1",
                    PYTHONDONTWRITEBYTECODE="1")
         for v in ("DLCP_BUDGET_PPM", "DLCP_BUDGET2_PPM", "DLCP_ALGO"):
@@ -647,6 +693,15 @@ def report(label, nproc, rc, reps, err, expect_ranks):
             print("# rank %d: %s" % (r, text))
 
 
+def have_ipv6():
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
 def main(argv):
     if argv[:1] == ["worker"]:
         return worker(argv[1:])
@@ -669,6 +724,11 @@ def main(argv):
         report(label, nproc, rc, reps, err, list(range(nproc)))
     rc, reps, err = job(2, "nojoin", transport, loss)
     report("2 ranks, one never joins", 2, rc, reps, err, [0])
+    rc, reps, err = job(3, "vanish", transport, loss)
+    report("3 ranks, one dies", 3, rc, reps, err, [0, 1])
+    if not loss and have_ipv6():
+        rc, reps, err = job(2, "v6", transport, loss, addr="::1")
+        report("2 ranks over %s on ::1" % transport, 2, rc, reps, err, [0, 1])
     print("1..%d" % len(results))
     print("# %d passed, %d failed (%.0f s)" % (sum(results), len(results) - sum(results),
                                               time.monotonic() - t0))

@@ -176,9 +176,6 @@ def t_rendezvous():
     check("rendezvous through a store: every rank on 127.0.0.1, ports the kernel chose "
           "(%s)" % ", ".join(addrs), ok and len({a for a in addrs}) == 3 and
           all(o[1] == addrs for o in out) and all(a.startswith("127.0.0.1:") for a in addrs))
-    if TRANSPORT != dlcp.TRANSPORT_TCP:    # DLCP over IPv6: not tried yet
-        check("rendezvous over ::1 # SKIP TCP only for now", True)
-        return
     if not have_ipv6():
         check("rendezvous over ::1 # SKIP no IPv6 here", True)
         return
@@ -187,6 +184,70 @@ def t_rendezvous():
     check("rendezvous and allreduce over ::1 (%s)" % (
         ", ".join(out[0][1]) if ok else errs), ok and out[0][1][0].startswith("[::1]:"))
     t_p2p("::1")
+
+
+def t_endpoints():
+    """Where a rank binds without DLCP_ADDR: the route to MASTER_ADDR, the
+    address of DLCP_IFNAME; the port DLCP_PORT + LOCAL_RANK when set."""
+    keys = ("MASTER_ADDR", "DLCP_ADDR", "DLCP_IFNAME", "DLCP_PORT", "LOCAL_RANK")
+    saved = {k: os.environ.get(k) for k in keys}
+
+    def fn(g, r):
+        return [g.addr(i) for i in range(g.world)]
+
+    def run(env, world=2):
+        for k in keys:
+            os.environ.pop(k, None)
+        os.environ.update(env)
+        out, errs = ranks(world, fn, addr=None)
+        return out[0] if not any(errs) and all(o == out[0] for o in out) else errs
+
+    try:
+        a1 = run({"MASTER_ADDR": "127.0.0.1"})
+        a2 = run({"MASTER_ADDR": "192.0.2.1", "DLCP_IFNAME": "lo"})
+        with socket.socket() as s:      # a port no one holds now
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        a3 = run({"DLCP_ADDR": "127.0.0.1", "DLCP_PORT": str(port - 1), "LOCAL_RANK": "1"},
+                 world=1)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    check("no DLCP_ADDR: each rank binds the address that routes to MASTER_ADDR=127.0.0.1 "
+          "(%s)" % a1, isinstance(a1, list) and len(a1) == 2 and
+          all(a.startswith("127.0.0.1:") for a in a1))
+    check("DLCP_IFNAME=lo: each rank binds lo's address (%s)" % a2,
+          isinstance(a2, list) and all(a.startswith("127.0.0.1:") for a in a2))
+    check("DLCP_PORT=%d, LOCAL_RANK=1: the rank binds port %d (%s)" % (port - 1, port, a3),
+          a3 == ["127.0.0.1:%d" % port])
+
+
+def t_large_world(world=4096):
+    """The rendezvous of the largest group (GROUP_MAX ranks, as threads):
+    every rank gets every address, in rank order."""
+    from dlcp import rendezvous
+    store = dlcp.DictStore(60)
+    out = [None] * world
+
+    def run(r):
+        try:
+            out[r] = rendezvous.exchange(store, r, world, "10.%d.%d.%d:%d" % (
+                r >> 16, (r >> 8) & 255, r & 255, 1000 + r))
+        except Exception as e:
+            out[r] = e
+    ts = [threading.Thread(target=run, args=(r,)) for r in range(world)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    want = out[0] if isinstance(out[0], list) else None
+    check("rendezvous of %d ranks through one store: all agree, rank r at index r" % world,
+          world == dlcp.GROUP_MAX and want is not None and len(want) == world and
+          all(o == want for o in out) and
+          all(want[r].endswith(":%d" % (1000 + r)) for r in range(world)))
 
 
 def t_names():
@@ -315,6 +376,8 @@ def main():
     t_bad_input()
     t_p2p()
     t_rendezvous()
+    t_endpoints()
+    t_large_world()
     t_names()
     t_config_errors()
     t_classes()
