@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dlcp_wire_fuzz: libFuzzer target for the pure DLCP wire validator
- * dlcp_wire_check() (uapi/linux/dlcp.h) and the userspace packet helpers
+ * dlcp_wire_check() (kmod/dlcp_wire.h) and the userspace packet helpers
  * (userspace/common/dlcp_pkt.c).
  *
  * Build with clang -fsanitize=fuzzer,address,undefined (fuzz/Makefile).

@@ -764,9 +764,12 @@ extern struct percpu_counter dlcp_sockets_allocated;
 void dlcp_enter_memory_pressure(struct sock *sk);
 int dlcp_mem_init(void);
 void dlcp_mem_exit(void);
-enum dlcp_mib_field dlcp_mem_schedule(struct sock *sk, u32 bytes);
-void dlcp_mem_charge(struct sock *sk, u32 bytes);
-void dlcp_mem_uncharge(struct sock *sk, u32 bytes);
+enum dlcp_mib_field dlcp_mem_schedule(struct sock *sk, u32 bytes)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_mem_charge(struct sock *sk, u32 bytes)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_mem_uncharge(struct sock *sk, u32 bytes)
+	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_mem_errq_owner(struct sk_buff *skb, struct sock *sk);
 bool dlcp_mem_charge_snd(struct sock *sk, u32 bytes);
 void dlcp_mem_uncharge_snd(struct sock *sk, u32 bytes);
@@ -776,15 +779,22 @@ int dlcp_intab_init(struct dlcp_sock *dsk);
 void dlcp_intab_destroy(struct dlcp_sock *dsk);
 struct dlcp_in_msg *dlcp_intab_find(struct dlcp_sock *dsk,
 				    const struct in6_addr *saddr,
-				    __be16 sport, u32 id);
+				    __be16 sport, u32 id)
+	__must_hold(&dsk->lock);
 enum dlcp_mib_field dlcp_intab_room(struct sock *sk,
-				    const struct in6_addr *saddr);
-int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m);
-void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m);
-void dlcp_intab_settle(struct dlcp_sock *dsk, struct dlcp_in_msg *m);
-void dlcp_intab_remove(struct dlcp_sock *dsk, struct dlcp_in_msg *m);
+				    const struct in6_addr *saddr)
+	__must_hold(&dlcp_sk(sk)->lock);
+int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+	__must_hold(&dsk->lock);
+void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+	__must_hold(&dsk->lock);
+void dlcp_intab_settle(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+	__must_hold(&dsk->lock);
+void dlcp_intab_remove(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+	__must_hold(&dsk->lock);
 struct dlcp_in_msg *dlcp_intab_zombify(struct sock *sk, struct dlcp_in_msg *m,
-				       struct dlcp_in_msg *z);
+				       struct dlcp_in_msg *z)
+	__must_hold(&dlcp_sk(sk)->lock);
 
 /* dlcp_peer.c */
 struct dlcp_peer *dlcp_peer_alloc(void);
@@ -843,7 +853,8 @@ int dlcp_path_setsockopt(struct sock *sk, sockptr_t optval,
 int dlcp_path_getsockopt(struct sock *sk, char __user *optval,
 			 int __user *optlen);
 int dlcp_path_attach(struct sock *sk, struct dlcp_out_msg *m);
-struct dst_entry *dlcp_path_next(struct sock *sk, struct dlcp_out_msg *m);
+struct dst_entry *dlcp_path_next(struct sock *sk, struct dlcp_out_msg *m)
+	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_path_forget_routes(struct dlcp_out_msg *m);
 void dlcp_path_free(struct dlcp_out_msg *m);
 

@@ -463,6 +463,7 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb,
  */
 static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 					bool udp)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_data_hdr *d = (const void *)skb->data;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
@@ -475,6 +476,7 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 	u8 rflags = 0;
 	int n;
 
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	DLCP_INC_STATS(net, DLCP_MIB_IN_DATA_PKTS);
 	m = dlcp_intab_find(dsk, &dlcp_cb(skb)->saddr, d->common.source,
 			    ntohl(d->common.msg_id));
@@ -576,10 +578,12 @@ report:
  */
 static enum dlcp_mib_field dlcp_in_probe(struct sock *sk, struct sk_buff *skb,
 					 bool udp)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_probe_hdr *p = (const void *)skb->data;
 	struct dlcp_in_msg *m, tmp = { };
 
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	m = dlcp_intab_find(dlcp_sk(sk), &dlcp_cb(skb)->saddr,
 			    p->common.source, ntohl(p->common.msg_id));
 	if (m && m->len != ntohl(p->common.msg_len))
@@ -626,10 +630,12 @@ static enum dlcp_mib_field dlcp_in_probe(struct sock *sk, struct sk_buff *skb,
 }
 
 static void dlcp_in_abort(struct sock *sk, struct sk_buff *skb)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_hdr *h = (const void *)skb->data;
 	struct dlcp_in_msg *m;
 
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	m = dlcp_intab_find(dlcp_sk(sk), &dlcp_cb(skb)->saddr, h->source,
 			    ntohl(h->msg_id));
 	if (!m || m->len != ntohl(h->msg_len))

@@ -63,6 +63,7 @@ void dlcp_intab_destroy(struct dlcp_sock *dsk)
 struct dlcp_in_msg *dlcp_intab_find(struct dlcp_sock *dsk,
 				    const struct in6_addr *saddr,
 				    __be16 sport, u32 id)
+	__must_hold(&dsk->lock)
 {
 	struct dlcp_in_key key = { .saddr = *saddr, .id = id, .sport = sport };
 
@@ -77,6 +78,7 @@ struct dlcp_in_msg *dlcp_intab_find(struct dlcp_sock *dsk,
  */
 enum dlcp_mib_field dlcp_intab_room(struct sock *sk,
 				    const struct in6_addr *saddr)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	struct dlcp_sock *dsk = dlcp_sk(sk);
@@ -91,6 +93,7 @@ enum dlcp_mib_field dlcp_intab_room(struct sock *sk,
 
 /* Add @m, a message being received: 0 or an errno (no memory). */
 int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+	__must_hold(&dsk->lock)
 {
 	int err;
 
@@ -109,6 +112,7 @@ int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 
 /* A packet of @m arrived now: it goes to the back of the expiry order. */
 void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+	__must_hold(&dsk->lock)
 {
 	lockdep_assert_held(&dsk->lock);
 	m->last_active = jiffies;
@@ -118,6 +122,7 @@ void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 
 /* @m waits for late segments before it completes (dlcp_in_ready()). */
 void dlcp_intab_settle(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+	__must_hold(&dsk->lock)
 {
 	lockdep_assert_held(&dsk->lock);
 	if (list_empty(&m->settle))
@@ -137,6 +142,7 @@ static void dlcp_intab_unlist(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 
 /* Take @m off the table and its lists. */
 void dlcp_intab_remove(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+	__must_hold(&dsk->lock)
 {
 	lockdep_assert_held(&dsk->lock);
 	rhashtable_remove_fast(&dsk->in_table, &m->node, dlcp_intab_params);
@@ -152,6 +158,7 @@ void dlcp_intab_remove(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
  */
 struct dlcp_in_msg *dlcp_intab_zombify(struct sock *sk, struct dlcp_in_msg *m,
 				       struct dlcp_in_msg *z)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	u32 max = READ_ONCE(dlcp_pernet(sock_net(sk))->max_in_msgs);

@@ -86,6 +86,7 @@ void dlcp_mem_exit(void)
  * socket's limit), DLCP_MIB_DROP_PROTOMEM (net.dlcp.mem or the cgroup).
  */
 enum dlcp_mib_field dlcp_mem_schedule(struct sock *sk, u32 bytes)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	int delta;
 
@@ -100,6 +101,7 @@ enum dlcp_mib_field dlcp_mem_schedule(struct sock *sk, u32 bytes)
 
 /* Charge @bytes that dlcp_mem_schedule() made room for. */
 void dlcp_mem_charge(struct sock *sk, u32 bytes)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	WARN_ON_ONCE(bytes > sk->sk_forward_alloc);
@@ -128,6 +130,7 @@ void dlcp_mem_errq_owner(struct sk_buff *skb, struct sock *sk)
 
 /* Give back @bytes; whole pages beyond the first go back to the protocol. */
 void dlcp_mem_uncharge(struct sock *sk, u32 bytes)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	atomic_sub(bytes, &sk->sk_rmem_alloc);

@@ -37,6 +37,7 @@ static struct dlcp_out_msg *dlcp_out_lookup(struct dlcp_sock *dsk,
 					    const struct dlcp_hdr *h,
 					    const struct in6_addr *daddr,
 					    __be16 dport)
+	__must_hold(&dsk->lock)
 {
 	u32 id = ntohl(h->msg_id);
 	struct dlcp_out_msg *m;

@@ -175,9 +175,11 @@ int dlcp_path_attach(struct sock *sk, struct dlcp_out_msg *m)
  * skipped; NULL if no path has one now (the guard timer retries).
  */
 struct dst_entry *dlcp_path_next(struct sock *sk, struct dlcp_out_msg *m)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	u32 tries;
 
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	for (tries = 0; tries < m->nr_paths; tries++) {
 		struct dlcp_msg_path *p;
 		struct dst_entry *dst;

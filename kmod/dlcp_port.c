@@ -29,9 +29,11 @@ static struct hlist_head *dlcp_port_bucket(const struct net *net, u16 port)
 }
 
 static bool dlcp_port_used(const struct net *net, u16 port)
+	__must_hold(&dlcp_port_lock)
 {
 	struct dlcp_sock *dsk;
 
+	lockdep_assert_held(&dlcp_port_lock);
 	hlist_for_each_entry(dsk, dlcp_port_bucket(net, port), port_node)
 		if (net_eq(sock_net(&dsk->inet.sk), net) &&
 		    dsk->inet.inet_num == port)

@@ -280,12 +280,14 @@ static int dlcp_recovery_give_up_err(const struct dlcp_out_msg *m)
  */
 static void dlcp_recovery_give_up(struct sock *sk, unsigned long now,
 				  unsigned long give_up)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct dlcp_out_msg *m, *tmp, *d;
 	LIST_HEAD(silent);
 	LIST_HEAD(with);
 
+	lockdep_assert_held(&dsk->lock);
 	list_for_each_entry_safe(m, tmp, &dsk->out_msgs, node)
 		if (dlcp_recovery_silent(m, now, give_up))
 			list_move_tail(&m->node, &silent);

@@ -417,6 +417,7 @@ static void dlcp_unreserve_snd(struct sock *sk, u32 len)
  */
 static u32 dlcp_next_msg_id(struct dlcp_sock *dsk,
 			    const struct in6_addr *daddr, __be16 dport)
+	__must_hold(&dsk->lock)
 {
 	const u32 *a = (__force const u32 *)daddr->s6_addr32;
 	u64 hash = siphash_3u64((u64)a[0] << 32 | a[1], (u64)a[2] << 32 | a[3],

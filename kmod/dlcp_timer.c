@@ -56,6 +56,7 @@ void dlcp_guard_arm_in(struct sock *sk, unsigned long delay)
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	unsigned long when = jiffies + max(delay, 1UL);
 
+	lockdep_assert_held(&dsk->lock);
 	if (dsk->dead)
 		return;
 	if (!timer_pending(&dsk->guard) ||
