@@ -474,6 +474,16 @@ static inline bool dlcp_addr_is_v4(const struct in6_addr *a)
  *		the route (a reference is taken); @entropy varies the flow
  *		(IPv6 flow label), @nsegs is the number of packets a GSO
  *		super-packet will become
+ * @peer_addr:	the connected peer of a socket of this family
+ * @set_rcv_saddr: bind a socket of this family to an address (any: unbind)
+ * @set_daddr:	connect a socket of this family (any, port 0: disconnect)
+ * @bind_ok:	may a socket of this family bind this address?
+ * @cgroup_addr: run the cgroup BPF bind (@bind) or connect program of the
+ *		user address's family on it; 0 for a family the socket does
+ *		not take (@sockaddr refuses it)
+ * @setsockopt:	the IP-level socket options of the family (SOL_IP, and
+ *		SOL_IPV6 for AF_INET6); -ENOPROTOOPT for another level
+ * @getsockopt:	the same, to read them
  */
 struct dlcp_af {
 	sa_family_t	family;
@@ -499,6 +509,20 @@ struct dlcp_af {
 				const struct in6_addr *saddr,
 				const struct in6_addr *daddr, u8 tos,
 				u8 proto, u32 entropy, u32 nsegs);
+	void		(*peer_addr)(const struct sock *sk,
+				     struct in6_addr *addr);
+	void		(*set_rcv_saddr)(struct sock *sk,
+					 const struct in6_addr *addr);
+	void		(*set_daddr)(struct sock *sk,
+				     const struct in6_addr *addr, __be16 port);
+	bool		(*bind_ok)(const struct sock *sk,
+				   const struct in6_addr *addr);
+	int		(*cgroup_addr)(struct sock *sk, struct sockaddr *uaddr,
+				       int len, bool bind, u32 *flags);
+	int		(*setsockopt)(struct sock *sk, int level, int optname,
+				      sockptr_t optval, unsigned int optlen);
+	int		(*getsockopt)(struct sock *sk, int level, int optname,
+				      char __user *optval, int __user *optlen);
 };
 
 extern const struct dlcp_af dlcp_af_inet;

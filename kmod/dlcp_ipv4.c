@@ -7,6 +7,7 @@
  * converts at the edges: struct sockaddr_in in and out of the socket
  * calls, the flowi4 of a route, the IPv4 header of a packet.
  */
+#include <linux/bpf-cgroup.h>
 #include <linux/icmp.h>
 #include <net/icmp.h>
 #include <net/inet_common.h>
@@ -103,6 +104,63 @@ dlcp4_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	return ip_local_out(net, sk, skb);
 }
 
+/* The connected peer of an AF_INET socket. */
+static void dlcp4_peer_addr(const struct sock *sk, struct in6_addr *addr)
+{
+	ipv6_addr_set_v4mapped(inet_sk(sk)->inet_daddr, addr);
+}
+
+/* The IPv4 fields of a bound address (AF_INET6 sockets have them too). */
+static void dlcp4_set_rcv_saddr(struct sock *sk, const struct in6_addr *addr)
+{
+	__be32 v4 = dlcp_addr_is_v4(addr) ? addr->s6_addr32[3] : 0;
+
+	inet_sk(sk)->inet_rcv_saddr = v4;
+	inet_sk(sk)->inet_saddr = v4;
+}
+
+/* The IPv4 fields of the connected peer (AF_INET6 sockets have them too). */
+static void dlcp4_set_daddr(struct sock *sk, const struct in6_addr *addr,
+			    __be16 port)
+{
+	inet_sk(sk)->inet_daddr = dlcp_addr_is_v4(addr) ? addr->s6_addr32[3] : 0;
+	inet_sk(sk)->inet_dport = port;
+}
+
+/* Any local address: dlcp_local_addr() checks that it is one. */
+static bool dlcp4_bind_ok(const struct sock *sk, const struct in6_addr *addr)
+{
+	return true;
+}
+
+/* The cgroup BPF programs of IPv4 on a sockaddr_in (either family's socket) */
+static int dlcp4_cgroup_addr(struct sock *sk, struct sockaddr *uaddr, int len,
+			     bool bind, u32 *flags)
+{
+	if (uaddr->sa_family != AF_INET)
+		return 0;
+	if (len < (int)sizeof(struct sockaddr_in))
+		return -EINVAL;
+	return bind ? dlcp_cgroup_bind(sk, uaddr, len, CGROUP_INET4_BIND, flags) :
+		      dlcp_cgroup_connect4(sk, uaddr, len);
+}
+
+static int dlcp4_setsockopt(struct sock *sk, int level, int optname,
+			    sockptr_t optval, unsigned int optlen)
+{
+	if (level != SOL_IP)
+		return -ENOPROTOOPT;
+	return ip_setsockopt(sk, level, optname, optval, optlen);
+}
+
+static int dlcp4_getsockopt(struct sock *sk, int level, int optname,
+			    char __user *optval, int __user *optlen)
+{
+	if (level != SOL_IP)
+		return -ENOPROTOOPT;
+	return ip_getsockopt(sk, level, optname, optval, optlen);
+}
+
 const struct dlcp_af dlcp_af_inet = {
 	.family		= AF_INET,
 	.net_header_len	= sizeof(struct iphdr),
@@ -114,6 +172,13 @@ const struct dlcp_af dlcp_af_inet = {
 	.route		= dlcp4_route,
 	.dst_unicast	= dlcp4_dst_unicast,
 	.xmit		= dlcp4_xmit,
+	.peer_addr	= dlcp4_peer_addr,
+	.set_rcv_saddr	= dlcp4_set_rcv_saddr,
+	.set_daddr	= dlcp4_set_daddr,
+	.bind_ok	= dlcp4_bind_ok,
+	.cgroup_addr	= dlcp4_cgroup_addr,
+	.setsockopt	= dlcp4_setsockopt,
+	.getsockopt	= dlcp4_getsockopt,
 };
 
 /* IPv4 protocol handler */

@@ -16,6 +16,7 @@
  * in UDP mode), so that flow-label ECMP hashing spreads one message over
  * every path.
  */
+#include <linux/bpf-cgroup.h>
 #include <linux/icmpv6.h>
 #include <net/addrconf.h>
 #include <net/inet_common.h>
@@ -128,6 +129,65 @@ dlcp6_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	return ip6_local_out(sock_net(sk), sk, skb);
 }
 
+/* The connected peer of an AF_INET6 socket (v4-mapped for IPv4). */
+static void dlcp6_peer_addr(const struct sock *sk, struct in6_addr *addr)
+{
+	*addr = sk->sk_v6_daddr;
+}
+
+/* Bind an AF_INET6 socket: the IPv4 fields too, for a v4-mapped address. */
+static void dlcp6_set_rcv_saddr(struct sock *sk, const struct in6_addr *addr)
+{
+	dlcp_af_inet.set_rcv_saddr(sk, addr);
+	sk->sk_v6_rcv_saddr = *addr;
+	inet6_sk(sk)->saddr = dlcp_addr_is_v4(addr) ? in6addr_any : *addr;
+}
+
+static void dlcp6_set_daddr(struct sock *sk, const struct in6_addr *addr,
+			    __be16 port)
+{
+	dlcp_af_inet.set_daddr(sk, addr, port);
+	sk->sk_v6_daddr = *addr;
+}
+
+/* Not a multicast address, nor a v4-mapped one with IPV6_V6ONLY. */
+static bool dlcp6_bind_ok(const struct sock *sk, const struct in6_addr *addr)
+{
+	return !ipv6_addr_is_multicast(addr) &&
+	       !(dlcp_addr_is_v4(addr) && sk->sk_ipv6only);
+}
+
+/* The cgroup BPF programs of the user address's family (IPv4 or IPv6). */
+static int dlcp6_cgroup_addr(struct sock *sk, struct sockaddr *uaddr, int len,
+			     bool bind, u32 *flags)
+{
+	if (uaddr->sa_family != AF_INET6)
+		return dlcp_af_inet.cgroup_addr(sk, uaddr, len, bind, flags);
+	if (len < SIN6_LEN_RFC2133)
+		return -EINVAL;
+	return bind ? dlcp_cgroup_bind(sk, uaddr, len, CGROUP_INET6_BIND, flags) :
+		      dlcp_cgroup_connect6(sk, uaddr, len);
+}
+
+/* SOL_IPV6, and SOL_IP as an AF_INET socket (IPv4 peers) */
+static int dlcp6_setsockopt(struct sock *sk, int level, int optname,
+			    sockptr_t optval, unsigned int optlen)
+{
+	if (level != SOL_IPV6)
+		return dlcp_af_inet.setsockopt(sk, level, optname, optval,
+					       optlen);
+	return ipv6_setsockopt(sk, level, optname, optval, optlen);
+}
+
+static int dlcp6_getsockopt(struct sock *sk, int level, int optname,
+			    char __user *optval, int __user *optlen)
+{
+	if (level != SOL_IPV6)
+		return dlcp_af_inet.getsockopt(sk, level, optname, optval,
+					       optlen);
+	return ipv6_getsockopt(sk, level, optname, optval, optlen);
+}
+
 const struct dlcp_af dlcp_af_inet6 = {
 	.family		= AF_INET6,
 	.net_header_len	= sizeof(struct ipv6hdr),
@@ -139,6 +199,13 @@ const struct dlcp_af dlcp_af_inet6 = {
 	.route		= dlcp6_route,
 	.dst_unicast	= dlcp6_dst_unicast,
 	.xmit		= dlcp6_xmit,
+	.peer_addr	= dlcp6_peer_addr,
+	.set_rcv_saddr	= dlcp6_set_rcv_saddr,
+	.set_daddr	= dlcp6_set_daddr,
+	.bind_ok	= dlcp6_bind_ok,
+	.cgroup_addr	= dlcp6_cgroup_addr,
+	.setsockopt	= dlcp6_setsockopt,
+	.getsockopt	= dlcp6_getsockopt,
 };
 
 /* IPv6 protocol handler */

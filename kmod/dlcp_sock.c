@@ -9,7 +9,6 @@
  * protocol state is under dlcp_sock.lock (see dlcp_impl.h).
  */
 #include <linux/bitmap.h>
-#include <linux/bpf-cgroup.h>
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/poll.h>
@@ -61,60 +60,12 @@ static int dlcp_dest(struct sock *sk, const struct sockaddr *uaddr, int len,
 	return err;
 }
 
-/* The connected peer's address. */
-static void dlcp_sk_daddr(const struct sock *sk, struct in6_addr *addr)
-{
-	if (sk->sk_family == AF_INET6)
-		*addr = sk->sk_v6_daddr;
-	else
-		ipv6_addr_set_v4mapped(inet_sk(sk)->inet_daddr, addr);
-}
-
 /* Is @addr one of ours (or may it be, with IP_FREEBIND)? */
 static bool dlcp_local_addr(struct sock *sk, const struct in6_addr *addr)
 {
 	if (dlcp_inet_freebind(sk) || ipv6_addr_any(addr))
 		return true;
 	return dlcp_af_of(addr)->local_addr(sock_net(sk), addr);
-}
-
-/* Set the bound address of @sk (the wildcard to undo). */
-static void dlcp_set_rcv_saddr(struct sock *sk, const struct in6_addr *addr)
-{
-	__be32 v4 = dlcp_addr_is_v4(addr) ? addr->s6_addr32[3] : 0;
-
-	inet_sk(sk)->inet_rcv_saddr = v4;
-	inet_sk(sk)->inet_saddr = v4;
-	if (sk->sk_family == AF_INET6) {
-		sk->sk_v6_rcv_saddr = *addr;
-		inet6_sk(sk)->saddr = dlcp_addr_is_v4(addr) ? in6addr_any : *addr;
-	}
-}
-
-/*
- * Run the cgroup BPF programs of @type (bind or connect, the IPv4 or IPv6
- * one after @uaddr's family) on a kernel copy of a user address: they may
- * refuse it or rewrite it, as for TCP and UDP. @flags gets the bind
- * program's BIND_NO_CAP_NET_BIND_SERVICE.
- */
-static int dlcp_cgroup_addr(struct sock *sk, struct sockaddr *uaddr, int len,
-			    bool bind, u32 *flags)
-{
-	if (uaddr->sa_family == AF_INET) {
-		if (len < (int)sizeof(struct sockaddr_in))
-			return -EINVAL;
-		return bind ? dlcp_cgroup_bind(sk, uaddr, len, CGROUP_INET4_BIND,
-					       flags) :
-			      dlcp_cgroup_connect4(sk, uaddr, len);
-	}
-	if (uaddr->sa_family == AF_INET6 && sk->sk_family == AF_INET6) {
-		if (len < SIN6_LEN_RFC2133)
-			return -EINVAL;
-		return bind ? dlcp_cgroup_bind(sk, uaddr, len, CGROUP_INET6_BIND,
-					       flags) :
-			      dlcp_cgroup_connect6(sk, uaddr, len);
-	}
-	return 0;	/* dlcp_sockaddr() refuses the family */
 }
 
 static int dlcp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
@@ -129,15 +80,13 @@ static int dlcp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 
 	if (len < (int)sizeof(sa_family_t))
 		return -EINVAL;
-	err = dlcp_cgroup_addr(sk, uaddr, len, true, &flags);
+	err = dlcp_sk_af(sk)->cgroup_addr(sk, uaddr, len, true, &flags);
 	if (err)
 		return err;
 	err = dlcp_sockaddr(sk, uaddr, len, &addr, &port);
 	if (err)
 		return err;
-	if (sk->sk_family == AF_INET6 &&
-	    (ipv6_addr_is_multicast(&addr) ||
-	     (dlcp_addr_is_v4(&addr) && sk->sk_ipv6only)))
+	if (!dlcp_sk_af(sk)->bind_ok(sk, &addr))
 		return -EINVAL;
 	if (!dlcp_local_addr(sk, &addr))
 		return -EADDRNOTAVAIL;
@@ -151,10 +100,10 @@ static int dlcp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 	err = -EINVAL;
 	if (inet_sk(sk)->inet_num)
 		goto out;
-	dlcp_set_rcv_saddr(sk, &addr);
+	dlcp_sk_af(sk)->set_rcv_saddr(sk, &addr);
 	err = dlcp_get_port(sk, snum);
 	if (err)
-		dlcp_set_rcv_saddr(sk, &in6addr_any);
+		dlcp_sk_af(sk)->set_rcv_saddr(sk, &in6addr_any);
 out:
 	release_sock(sk);
 	return err;
@@ -171,16 +120,6 @@ static int dlcp_autobind(struct sock *sk)
 	return err;
 }
 
-/* Set the connected peer of @sk (the wildcard to disconnect). */
-static void dlcp_set_daddr(struct sock *sk, const struct in6_addr *addr,
-			   __be16 port)
-{
-	inet_sk(sk)->inet_daddr = dlcp_addr_is_v4(addr) ? addr->s6_addr32[3] : 0;
-	inet_sk(sk)->inet_dport = port;
-	if (sk->sk_family == AF_INET6)
-		sk->sk_v6_daddr = *addr;
-}
-
 static int dlcp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 			int flags)
 {
@@ -191,14 +130,14 @@ static int dlcp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 
 	if (len >= (int)sizeof(sa_family_t) && uaddr->sa_family == AF_UNSPEC) {
 		lock_sock(sk);
-		dlcp_set_daddr(sk, &in6addr_any, 0);
+		dlcp_sk_af(sk)->set_daddr(sk, &in6addr_any, 0);
 		sk->sk_state = TCP_CLOSE;
 		release_sock(sk);
 		return 0;
 	}
 	if (len < (int)sizeof(sa_family_t))
 		return -EINVAL;
-	err = dlcp_cgroup_addr(sk, uaddr, len, false, NULL);
+	err = dlcp_sk_af(sk)->cgroup_addr(sk, uaddr, len, false, NULL);
 	if (err)
 		return err;
 	err = dlcp_dest(sk, uaddr, len, &daddr, &dport);
@@ -212,7 +151,7 @@ static int dlcp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
 	if (err)
 		return err;
 	lock_sock(sk);
-	dlcp_set_daddr(sk, &daddr, dport);
+	dlcp_sk_af(sk)->set_daddr(sk, &daddr, dport);
 	sk->sk_state = TCP_ESTABLISHED;
 	release_sock(sk);
 	return 0;
@@ -453,7 +392,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	} else {
 		if (sk->sk_state != TCP_ESTABLISHED)
 			return -EDESTADDRREQ;
-		dlcp_sk_daddr(sk, &daddr);
+		dlcp_sk_af(sk)->peer_addr(sk, &daddr);
 		dport = inet->inet_dport;
 	}
 	if (!len)
@@ -625,12 +564,9 @@ static int dlcp_setsockopt(struct sock *sk, int level, int optname,
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	int val;
 
-	if (level == SOL_IP)
-		return ip_setsockopt(sk, level, optname, optval, optlen);
-	if (level == SOL_IPV6 && sk->sk_family == AF_INET6)
-		return ipv6_setsockopt(sk, level, optname, optval, optlen);
 	if (level != SOL_DLCP)
-		return -ENOPROTOOPT;
+		return dlcp_sk_af(sk)->setsockopt(sk, level, optname, optval,
+						  optlen);
 	if (optname == DLCP_PATHS)
 		return dlcp_path_setsockopt(sk, optval, optlen);
 	if (optlen < sizeof(int))
@@ -681,7 +617,7 @@ static int dlcp_segment_size(struct sock *sk)
 	struct in6_addr daddr;
 	int size;
 
-	dlcp_sk_daddr(sk, &daddr);
+	dlcp_sk_af(sk)->peer_addr(sk, &daddr);
 	if (sk->sk_state == TCP_ESTABLISHED) {
 		size = dlcp_out_seg_size(sk, &daddr, inet_sk(sk)->inet_dport,
 					 udp);
@@ -698,12 +634,9 @@ static int dlcp_getsockopt(struct sock *sk, int level, int optname,
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	int val, len;
 
-	if (level == SOL_IP)
-		return ip_getsockopt(sk, level, optname, optval, optlen);
-	if (level == SOL_IPV6 && sk->sk_family == AF_INET6)
-		return ipv6_getsockopt(sk, level, optname, optval, optlen);
 	if (level != SOL_DLCP)
-		return -ENOPROTOOPT;
+		return dlcp_sk_af(sk)->getsockopt(sk, level, optname, optval,
+						  optlen);
 	if (optname == DLCP_PATHS)
 		return dlcp_path_getsockopt(sk, optval, optlen);
 	if (get_user(len, optlen))
