@@ -66,15 +66,12 @@
 #define DLCP_SS_SAMPLES		8	/* RTT samples before HyStart judges */
 #define DLCP_SS_DELAY_MIN_US	4000	/* HyStart's delay threshold bounds */
 #define DLCP_SS_DELAY_MAX_US	16000
-#define DLCP_REO_MULT_MAX	8	/* reordering window up to 2 srtt */
-#define DLCP_REO_CALM_ROUNDS	16	/* rounds without DUP to shrink it */
 
 void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p)
 {
 	p->cwnd = READ_ONCE(dlcp_pernet(sock_net(sk))->init_cwnd);
 	p->cc.ssthresh = U32_MAX;
 	p->cc.alpha = DLCP_ALPHA_ONE;
-	p->reo_mult = 1;
 	p->cc.base_rtt_us = U32_MAX;
 	p->cc.round_rtt_us = U32_MAX;
 	p->cc.round_start_us = dlcp_now_us();
@@ -184,10 +181,7 @@ static void dlcp_cc_round_end(struct sock *sk, struct dlcp_peer *p,
 		cc->undo_cwnd = 0;
 		cc->undo = false;
 	}
-	if (p->reo_mult > 1 && ++p->reo_calm >= DLCP_REO_CALM_ROUNDS) {
-		p->reo_mult--;
-		p->reo_calm = 0;
-	}
+	dlcp_peer_reorder_round(p);
 	cc->round_rtt_us = U32_MAX;
 	cc->round_samples = 0;
 	cc->ce_bytes = 0;
@@ -285,22 +279,3 @@ void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 	}
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_cc_on_timeout);
-
-/*
- * A REPORT said a resent segment had already arrived (DLCP_RF_DUP, as a
- * DSACK): it was overtaken, not lost, so the window was too short for
- * this path (packets sprayed over paths of different delay). Widen it
- * by a quarter srtt, at most once a round; DLCP_REO_CALM_ROUNDS rounds
- * without one narrow it again (dlcp_cc_round_end()).
- */
-void dlcp_cc_on_dup(struct dlcp_peer *p)
-{
-	u32 now = dlcp_now_us();
-
-	p->reo_calm = 0;
-	if (p->reo_mult >= DLCP_REO_MULT_MAX ||
-	    now - p->reo_stamp_us < p->srtt_us)
-		return;
-	p->reo_mult++;
-	p->reo_stamp_us = now;
-}

@@ -834,7 +834,12 @@ u32 dlcp_peer_min_rto_us(const struct sock *sk)
 u32 dlcp_peer_rto_us(const struct sock *sk, const struct dlcp_peer *p);
 void dlcp_peer_rtt_sample(struct dlcp_peer *p, u32 tsecr);
 u32 dlcp_peer_reorder_us(const struct sock *sk, const struct dlcp_peer *p);
+void dlcp_peer_reorder_widen(struct dlcp_peer *p);
+void dlcp_peer_reorder_round(struct dlcp_peer *p);
 u64 dlcp_peer_pace_ns(const struct dlcp_peer *p);
+u32 dlcp_peer_pace_room(const struct dlcp_peer *p, u64 now, u64 interval);
+void dlcp_peer_pace_sent(struct dlcp_peer *p, u64 now, u64 interval);
+u64 dlcp_peer_pace_next(const struct dlcp_peer *p);
 
 /* dlcp_cc.c */
 void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p);
@@ -843,7 +848,6 @@ void dlcp_cc_on_report(struct sock *sk, struct dlcp_peer *p, u32 acked,
 	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_cc_on_timeout(struct sock *sk, struct dlcp_peer *p)
 	__must_hold(&dlcp_sk(sk)->lock);
-void dlcp_cc_on_dup(struct dlcp_peer *p);
 bool dlcp_cc_on_rtt(struct dlcp_peer *p, u32 rtt_us);
 
 /* dlcp_prio.c */

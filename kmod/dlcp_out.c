@@ -350,11 +350,7 @@ static u32 dlcp_out_gso_segs(struct sock *sk, const struct dlcp_out_msg *m,
 	n = READ_ONCE(dn->udp_entropy);
 	if (n)
 		k = min(k, n - seg % n);
-	if (interval) {
-		u64 room = now + 2 * interval - max(p->next_xmit_ns, now);
-
-		k = min_t(u64, k, div64_u64(room, interval) + 1);
-	}
+	k = min(k, dlcp_peer_pace_room(p, now, interval));
 	drop = dlcp_out_seg_flags(m, seg, false) & DLCP_HF_DROPPABLE;
 	for (i = 1; i < k; i++)
 		if ((dlcp_out_seg_flags(m, seg + i, false) &
@@ -648,8 +644,8 @@ void dlcp_out_push(struct sock *sk)
 			u32 now_us = dlcp_clock_us(now), i;
 			int n;
 
-			if (interval && p->next_xmit_ns > now + 2 * interval) {
-				pace_at = min(pace_at, p->next_xmit_ns);
+			if (!dlcp_peer_pace_room(p, now, interval)) {
+				pace_at = min(pace_at, dlcp_peer_pace_next(p));
 				break;
 			}
 			n = dlcp_out_send(sk, m, seg, rtx, now, interval);
@@ -694,8 +690,7 @@ void dlcp_out_push(struct sock *sk)
 				m->inflight++;
 				p->inflight++;
 				dsk->flight_live++;
-				p->next_xmit_ns = max(p->next_xmit_ns, now) +
-						  interval;
+				dlcp_peer_pace_sent(p, now, interval);
 			}
 		}
 		/* waiting for the window is not a stall of this message */

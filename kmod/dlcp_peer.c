@@ -22,6 +22,9 @@
 #include <linux/slab.h>
 #include "dlcp_impl.h"
 
+#define DLCP_REO_MULT_MAX	8	/* reordering window up to 2 srtt */
+#define DLCP_REO_CALM_ROUNDS	16	/* rounds without DUP to shrink it */
+
 static struct hlist_head *dlcp_peer_bucket(struct dlcp_sock *dsk,
 					   const struct in6_addr *daddr)
 {
@@ -31,7 +34,11 @@ static struct hlist_head *dlcp_peer_bucket(struct dlcp_sock *dsk,
 /* A peer for dlcp_peer_get(), allocated before the socket lock is taken. */
 struct dlcp_peer *dlcp_peer_alloc(void)
 {
-	return kzalloc(sizeof(struct dlcp_peer), GFP_KERNEL);
+	struct dlcp_peer *p = kzalloc(sizeof(*p), GFP_KERNEL);
+
+	if (p)
+		p->reo_mult = 1;
+	return p;
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_alloc);
 
@@ -198,6 +205,38 @@ u32 dlcp_peer_reorder_us(const struct sock *sk, const struct dlcp_peer *p)
 	return READ_ONCE(p->reo_mult) * READ_ONCE(p->srtt_us) / 4 +
 	       READ_ONCE(dlcp_pernet(sock_net(sk))->reorder_us);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_reorder_us);
+
+/*
+ * A REPORT said a resent segment had already arrived (DLCP_RF_DUP, as a
+ * DSACK): it was overtaken, not lost, so the reordering window was too
+ * short for this path (packets sprayed over paths of different delay).
+ * Widen it by a quarter srtt, at most once a smoothed RTT;
+ * DLCP_REO_CALM_ROUNDS rounds without one narrow it again
+ * (dlcp_peer_reorder_round()).
+ */
+void dlcp_peer_reorder_widen(struct dlcp_peer *p)
+{
+	u32 now = dlcp_now_us();
+
+	p->reo_calm = 0;
+	if (p->reo_mult >= DLCP_REO_MULT_MAX ||
+	    now - p->reo_stamp_us < p->srtt_us)
+		return;
+	p->reo_mult++;
+	p->reo_stamp_us = now;
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_reorder_widen);
+
+/* A round of @p ended (dlcp_cc.c): a calm one narrows the window. */
+void dlcp_peer_reorder_round(struct dlcp_peer *p)
+{
+	if (p->reo_mult > 1 && ++p->reo_calm >= DLCP_REO_CALM_ROUNDS) {
+		p->reo_mult--;
+		p->reo_calm = 0;
+	}
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_reorder_round);
 
 /* Time between two packets to @p: twice its window per smoothed RTT. */
 u64 dlcp_peer_pace_ns(const struct dlcp_peer *p)
@@ -206,6 +245,39 @@ u64 dlcp_peer_pace_ns(const struct dlcp_peer *p)
 		return 0;
 	return div_u64((u64)p->srtt_us * NSEC_PER_USEC, 2 * p->cwnd);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_pace_ns);
+
+/*
+ * Pacing allows a burst of two intervals: how many packets @p may be sent
+ * at @now, one @interval (dlcp_peer_pace_ns()) apart, 0 if it must wait;
+ * U32_MAX if @p is not paced.
+ */
+u32 dlcp_peer_pace_room(const struct dlcp_peer *p, u64 now, u64 interval)
+{
+	u64 ahead;
+
+	if (!interval)
+		return U32_MAX;
+	if (p->next_xmit_ns > now + 2 * interval)
+		return 0;
+	ahead = now + 2 * interval - max(p->next_xmit_ns, now);
+	return min_t(u64, div64_u64(ahead, interval) + 1, U32_MAX - 1);
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_pace_room);
+
+/* A packet went to @p at @now: the pacing clock moves on by @interval. */
+void dlcp_peer_pace_sent(struct dlcp_peer *p, u64 now, u64 interval)
+{
+	p->next_xmit_ns = max(p->next_xmit_ns, now) + interval;
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_pace_sent);
+
+/* When @p may be sent to next (pacing), for the pacing timer. */
+u64 dlcp_peer_pace_next(const struct dlcp_peer *p)
+{
+	return p->next_xmit_ns;
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_pace_next);
 
 /* The shortest retransmission timeout of the peers that have messages. */
 u32 dlcp_peer_min_rto_us(const struct sock *sk)

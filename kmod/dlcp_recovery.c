@@ -123,7 +123,7 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	m->probes = 0;
 	if (r->rflags & DLCP_RF_DUP) {
 		DLCP_INC_STATS(net, DLCP_MIB_DUP_REPORTS);
-		dlcp_cc_on_dup(m->peer);
+		dlcp_peer_reorder_widen(m->peer);
 	}
 	reorder = dlcp_peer_reorder_us(sk, m->peer);
 
