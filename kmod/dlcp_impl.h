@@ -11,8 +11,9 @@
  *			over NETLINK_SOCK_DIAG
  *   dlcp_sock.c	socket calls, control messages
  *   dlcp_port.c	the port table and the receive path's socket lookup
- *   dlcp_out.c		the sender: messages, segmentation, the flight
- *			ring, what to send next under window and pacing, PMTU
+ *   dlcp_out.c		the sender: messages, segmentation, what to send
+ *			next under window and pacing, PMTU
+ *   dlcp_flight.c	the flight ring: transmitted segments not resolved
  *   dlcp_recovery.c	the sender's loss recovery: REPORT and STOP, RACK
  *			loss detection, timeouts and probes
  *   dlcp_in.c		packet validation and demultiplexing, the receiver:
@@ -625,6 +626,7 @@ extern struct proto dlcp_prot;
  * @seg_cls:	per-segment importance classes, or NULL
  * @nr_seg_cls:	number of @seg_cls entries
  * @droppable_ppm: fraction of segments to make droppable, or -1: sysctl
+ * @class0:	critical retransmissions may go in class 0 (CAP_NET_ADMIN)
  */
 struct dlcp_send_args {
 	const struct dlcp_range	*crit;
@@ -633,6 +635,7 @@ struct dlcp_send_args {
 	const u8		*seg_cls;
 	u32			nr_seg_cls;
 	s32			droppable_ppm;
+	bool			class0;
 };
 
 /*
@@ -716,12 +719,11 @@ struct dlcp_out_msg *dlcp_out_msg_alloc(struct sock *sk, size_t len,
 int dlcp_out_route(struct sock *sk, struct dlcp_out_msg *m);
 int dlcp_out_seg_size(struct sock *sk, const struct in6_addr *daddr,
 		      __be16 dport, bool udp);
-int dlcp_out_cut(struct dlcp_out_msg *m, const struct dlcp_send_args *args);
+int dlcp_out_build(struct sock *sk, struct dlcp_out_msg *m,
+		   const struct dlcp_send_args *args);
+int dlcp_out_fill(struct sock *sk, struct dlcp_out_msg *m,
+		  struct iov_iter *from, const struct dlcp_send_args *args);
 void dlcp_out_release_msg(struct dlcp_out_msg *m);
-struct dlcp_flight *dlcp_out_flight_alloc(struct sock *sk, u32 *cap);
-void dlcp_out_flight_install(struct sock *sk, struct dlcp_flight *flight,
-			     u32 cap)
-	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_out_push(struct sock *sk)
 	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
@@ -753,6 +755,11 @@ int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m, u32 seg_size)
 	__must_hold(&dlcp_sk(sk)->lock);
 bool dlcp_out_want_rtx(const struct dlcp_out_msg *m, bool *any);
 void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state);
+
+/* dlcp_flight.c */
+struct dlcp_flight *dlcp_flight_alloc(struct sock *sk, u32 *cap);
+void dlcp_flight_install(struct sock *sk, struct dlcp_flight *flight, u32 cap)
+	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)
 	__must_hold(&dsk->lock);
 void dlcp_flight_tidy(struct dlcp_sock *dsk)

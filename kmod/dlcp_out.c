@@ -196,7 +196,8 @@ static int dlcp_out_mark_crit(struct dlcp_out_msg *m,
  * (@args->seg_cls). Droppable segments by magnitude are marked once the
  * payload is in (dlcp_mark_droppable()).
  */
-int dlcp_out_cut(struct dlcp_out_msg *m, const struct dlcp_send_args *args)
+static int dlcp_out_cut(struct dlcp_out_msg *m,
+			const struct dlcp_send_args *args)
 {
 	int err;
 
@@ -209,6 +210,53 @@ int dlcp_out_cut(struct dlcp_out_msg *m, const struct dlcp_send_args *args)
 	if (err || !args->seg_cls)
 		return err;
 	return dlcp_set_seg_classes(m, args->seg_cls, args->nr_seg_cls);
+}
+
+/*
+ * Make @m, a message of @sk's with its metadata parsed, ready to send:
+ * route it, attach its paths (DLCP_PATHS), cut it into segments, and set
+ * its class (its layer's unless the sender chose one), the class of its
+ * critical retransmissions (0 for a sender that may use it) and its loss
+ * budget in bytes.
+ */
+int dlcp_out_build(struct sock *sk, struct dlcp_out_msg *m,
+		   const struct dlcp_send_args *args)
+{
+	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
+	int err;
+
+	err = dlcp_out_route(sk, m);
+	if (!err)
+		err = dlcp_path_attach(sk, m);
+	if (!err)
+		err = dlcp_out_cut(m, args);
+	if (err)
+		return err;
+	if (!dlcp_sk(sk)->prio_set && !(m->meta.flags & DLCP_MSG_HAS_PRIO))
+		m->meta.prio = dlcp_layer_class(dn, m->meta.layer);
+	m->rtx_class = args->class0 ? 0 :
+		       min_t(u8, m->meta.prio, READ_ONCE(dn->unpriv_class));
+	m->budget_bytes = dlcp_budget_bytes(m->len, m->meta.budget_ppm);
+	return 0;
+}
+
+/*
+ * Copy the payload of @m from @from (the one copy on send), then, unless
+ * the sender gave the segments' classes, make the share of them that
+ * @args or net.dlcp.droppable_ppm says droppable, by magnitude.
+ */
+int dlcp_out_fill(struct sock *sk, struct dlcp_out_msg *m,
+		  struct iov_iter *from, const struct dlcp_send_args *args)
+{
+	s32 ppm = args->droppable_ppm;
+	int err;
+
+	err = dlcp_buf_from_iter(&m->buf, from);
+	if (err || args->seg_cls)
+		return err;
+	if (ppm < 0)
+		ppm = READ_ONCE(dlcp_pernet(sock_net(sk))->droppable_ppm);
+	return dlcp_mark_droppable(m, ppm);
 }
 
 /* Revalidate a message's cached route; false if none can be had now. */
@@ -483,38 +531,6 @@ static int dlcp_out_send(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	return err ?: 1;
 }
 
-/* Drop resolved entries from the head; compact the ring when it is full. */
-void dlcp_flight_tidy(struct dlcp_sock *dsk)
-	__must_hold(&dsk->lock)
-{
-	u32 i, n = 0;
-
-	lockdep_assert_held(&dsk->lock);
-	while (dsk->flight_len && !dlcp_flight_at(dsk, 0)->msg) {
-		dsk->flight_head = (dsk->flight_head + 1) % dsk->flight_cap;
-		dsk->flight_len--;
-	}
-	if (dsk->flight_len < dsk->flight_cap)
-		return;
-	for (i = 0; i < dsk->flight_len; i++) {
-		struct dlcp_flight *f = dlcp_flight_at(dsk, i);
-
-		if (f->msg)
-			*dlcp_flight_at(dsk, n++) = *f;
-	}
-	dsk->flight_len = n;
-}
-
-void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)
-	__must_hold(&dsk->lock)
-{
-	lockdep_assert_held(&dsk->lock);
-	f->msg->inflight--;
-	f->msg->peer->inflight--;
-	f->msg = NULL;
-	dsk->flight_live--;
-}
-
 void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state)
 {
 	u8 old = m->seg[seg];
@@ -583,38 +599,6 @@ static bool dlcp_out_next_seg(struct dlcp_out_msg *m, u32 *seg, bool *rtx)
 }
 
 /*
- * The socket's flight ring, net.dlcp.max_cwnd entries, allocated by the
- * first sendmsg() in process context (it may take several pages, which
- * GFP_ATOMIC under the socket lock could not count on) and installed
- * with dlcp_out_flight_install(). NULL if the socket has one.
- */
-struct dlcp_flight *dlcp_out_flight_alloc(struct sock *sk, u32 *cap)
-{
-	if (READ_ONCE(dlcp_sk(sk)->flight))
-		return NULL;
-	*cap = READ_ONCE(dlcp_pernet(sock_net(sk))->max_cwnd);
-	return kvcalloc(*cap, sizeof(struct dlcp_flight), GFP_KERNEL);
-}
-
-/* Install @flight of @cap entries unless the socket has a ring: then free it */
-void dlcp_out_flight_install(struct sock *sk, struct dlcp_flight *flight,
-			     u32 cap)
-	__must_hold(&dlcp_sk(sk)->lock)
-{
-	struct dlcp_sock *dsk = dlcp_sk(sk);
-
-	lockdep_assert_held(&dsk->lock);
-	if (!flight)
-		return;
-	if (dsk->flight) {
-		kvfree(flight);
-		return;
-	}
-	dsk->flight = flight;
-	dsk->flight_cap = cap;
-}
-
-/*
  * Transmit what the window and the pacing allow. Called with dsk->lock
  * held, from sendmsg, the receive path and the timers.
  */
@@ -627,7 +611,7 @@ void dlcp_out_push(struct sock *sk)
 	struct dlcp_out_msg *m;
 
 	lockdep_assert_held(&dsk->lock);
-	/* the flight ring comes with the first message (dlcp_out_flight_alloc) */
+	/* the flight ring comes with the first message (dlcp_flight_alloc) */
 	if (dsk->dead || list_empty(&dsk->out_msgs) || !dsk->flight)
 		return;
 

@@ -416,31 +416,19 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		if (err)
 			goto free_msg;
 	}
-	err = dlcp_out_route(sk, m);
-	if (!err)
-		err = dlcp_path_attach(sk, m);
-	if (!err)
-		err = dlcp_out_cut(m, &args);
+	args.class0 = !dlcp_check_class(sk, 0);
+	err = dlcp_out_build(sk, m, &args);
 	if (err)
 		goto free_msg;
-	if (!dsk->prio_set && !(m->meta.flags & DLCP_MSG_HAS_PRIO))
-		m->meta.prio = dlcp_layer_class(dn, m->meta.layer);
-	m->rtx_class = dlcp_check_class(sk, 0) ?
-		       min_t(u8, m->meta.prio, READ_ONCE(dn->unpriv_class)) : 0;
-	m->budget_bytes = dlcp_budget_bytes(m->len, m->meta.budget_ppm);
 	err = dlcp_reserve_snd(sk, len, msg->msg_flags & MSG_DONTWAIT);
 	if (err)
 		goto free_msg;
-	err = dlcp_buf_from_iter(&m->buf, &msg->msg_iter);
-	if (!err && !args.seg_cls)
-		err = dlcp_mark_droppable(m, args.droppable_ppm >= 0 ?
-					  args.droppable_ppm :
-					  READ_ONCE(dn->droppable_ppm));
+	err = dlcp_out_fill(sk, m, &msg->msg_iter, &args);
 	spare = err ? NULL : dlcp_peer_alloc();
 	if (!err && !spare)
 		err = -ENOMEM;
 	if (!err) {
-		flight = dlcp_out_flight_alloc(sk, &flight_cap);
+		flight = dlcp_flight_alloc(sk, &flight_cap);
 		if (!flight && !READ_ONCE(dsk->flight))
 			err = -ENOMEM;
 	}
@@ -451,7 +439,7 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	}
 
 	spin_lock_bh(&dsk->lock);
-	dlcp_out_flight_install(sk, flight, flight_cap);
+	dlcp_flight_install(sk, flight, flight_cap);
 	err = dsk->dead ? -EPIPE : 0;
 	if (!err) {
 		m->peer = dlcp_peer_get(sk, &daddr, &spare);
