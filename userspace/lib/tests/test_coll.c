@@ -492,10 +492,6 @@ static void ipv6_cases(void)
 	       dlcp_parse_addr_sa("[::1:7", &ss) == -EINVAL &&
 	       dlcp_parse_addr_sa("[nope]:7", &ss) == -EINVAL,
 	       "parse_addr_sa: IPv4 and [IPv6]:port");
-	if (transport != DLCP_TRANSPORT_TCP) {	/* DLCP over IPv6: not tried yet */
-		printf("ok %d - ipv6 # SKIP TCP only for now\n", ++ntest);
-		return;
-	}
 	if (open_eps(1, AF_INET6, transport, &ep, &ss)) {
 		printf("ok %d - ipv6 # SKIP no ::1 here\n", ++ntest);
 		return;
