@@ -845,8 +845,29 @@ void dlcp_peer_reorder_widen(struct dlcp_peer *p);
 void dlcp_peer_reorder_round(struct dlcp_peer *p);
 u64 dlcp_peer_pace_ns(const struct dlcp_peer *p);
 u32 dlcp_peer_pace_room(const struct dlcp_peer *p, u64 now, u64 interval);
-void dlcp_peer_pace_sent(struct dlcp_peer *p, u64 now, u64 interval);
-u64 dlcp_peer_pace_next(const struct dlcp_peer *p);
+
+/*
+ * The pacing clock on the per-packet path (dlcp_out_push()), inline: must
+ * a packet to @p wait at @now (more than two @intervals booked ahead)?
+ */
+static inline bool dlcp_peer_pace_wait(const struct dlcp_peer *p, u64 now,
+				       u64 interval)
+{
+	return interval && p->next_xmit_ns > now + 2 * interval;
+}
+
+/* A packet went to @p at @now: the pacing clock moves on by @interval. */
+static inline void dlcp_peer_pace_sent(struct dlcp_peer *p, u64 now,
+				       u64 interval)
+{
+	p->next_xmit_ns = max(p->next_xmit_ns, now) + interval;
+}
+
+/* When @p may be sent to next, for the pacing timer. */
+static inline u64 dlcp_peer_pace_next(const struct dlcp_peer *p)
+{
+	return p->next_xmit_ns;
+}
 
 /* dlcp_cc.c */
 void dlcp_cc_init(struct sock *sk, struct dlcp_peer *p);

@@ -628,7 +628,7 @@ void dlcp_out_push(struct sock *sk)
 			u32 now_us = dlcp_clock_us(now), i;
 			int n;
 
-			if (!dlcp_peer_pace_room(p, now, interval)) {
+			if (dlcp_peer_pace_wait(p, now, interval)) {
 				pace_at = min(pace_at, dlcp_peer_pace_next(p));
 				break;
 			}

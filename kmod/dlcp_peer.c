@@ -258,26 +258,12 @@ u32 dlcp_peer_pace_room(const struct dlcp_peer *p, u64 now, u64 interval)
 
 	if (!interval)
 		return U32_MAX;
-	if (p->next_xmit_ns > now + 2 * interval)
+	if (dlcp_peer_pace_wait(p, now, interval))
 		return 0;
 	ahead = now + 2 * interval - max(p->next_xmit_ns, now);
 	return min_t(u64, div64_u64(ahead, interval) + 1, U32_MAX - 1);
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_pace_room);
-
-/* A packet went to @p at @now: the pacing clock moves on by @interval. */
-void dlcp_peer_pace_sent(struct dlcp_peer *p, u64 now, u64 interval)
-{
-	p->next_xmit_ns = max(p->next_xmit_ns, now) + interval;
-}
-EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_pace_sent);
-
-/* When @p may be sent to next (pacing), for the pacing timer. */
-u64 dlcp_peer_pace_next(const struct dlcp_peer *p)
-{
-	return p->next_xmit_ns;
-}
-EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_pace_next);
 
 /* The shortest retransmission timeout of the peers that have messages. */
 u32 dlcp_peer_min_rto_us(const struct sock *sk)
