@@ -6,6 +6,7 @@
 
 Over TCP on any host; over DLCP in the VM with the module loaded.
 """
+import contextlib
 import errno
 import os
 import socket
@@ -49,6 +50,26 @@ def ranks(world, fn, timeout_ms=10000, addr="127.0.0.1"):
     for t in ts:
         t.join()
     return out, errs
+
+
+@contextlib.contextmanager
+def environment(keys):
+    """Within it, set(env) makes the variables @keys exactly @env; on exit
+    they are as they were."""
+    saved = {k: os.environ.get(k) for k in keys}
+
+    def set_env(env):
+        for k in keys:
+            os.environ.pop(k, None)
+        os.environ.update(env)
+    try:
+        yield set_env
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def check(name, cond):
@@ -190,19 +211,16 @@ def t_endpoints():
     """Where a rank binds without DLCP_ADDR: the route to MASTER_ADDR, the
     address of DLCP_IFNAME; the port DLCP_PORT + LOCAL_RANK when set."""
     keys = ("MASTER_ADDR", "DLCP_ADDR", "DLCP_IFNAME", "DLCP_PORT", "LOCAL_RANK")
-    saved = {k: os.environ.get(k) for k in keys}
 
     def fn(g, r):
         return [g.addr(i) for i in range(g.world)]
 
-    def run(env, world=2):
-        for k in keys:
-            os.environ.pop(k, None)
-        os.environ.update(env)
-        out, errs = ranks(world, fn, addr=None)
-        return out[0] if not any(errs) and all(o == out[0] for o in out) else errs
+    with environment(keys) as set_env:
+        def run(env, world=2):
+            set_env(env)
+            out, errs = ranks(world, fn, addr=None)
+            return out[0] if not any(errs) and all(o == out[0] for o in out) else errs
 
-    try:
         a1 = run({"MASTER_ADDR": "127.0.0.1"})
         a2 = run({"MASTER_ADDR": "192.0.2.1", "DLCP_IFNAME": "lo"})
         with socket.socket() as s:      # a port no one holds now
@@ -210,12 +228,6 @@ def t_endpoints():
             port = s.getsockname()[1]
         a3 = run({"DLCP_ADDR": "127.0.0.1", "DLCP_PORT": str(port - 1), "LOCAL_RANK": "1"},
                  world=1)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     check("no DLCP_ADDR: each rank binds the address that routes to MASTER_ADDR=127.0.0.1 "
           "(%s)" % a1, isinstance(a1, list) and len(a1) == 2 and
           all(a.startswith("127.0.0.1:") for a in a1))
@@ -276,7 +288,6 @@ def t_config_errors():
     keys = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "DLCP_ADDR", "DLCP_IFNAME",
             "DLCP_GROUP_FILE", "DLCP_SAME_HOST", "DLCP_ADDR_PLAN", "DLCP_PORT",
             "DLCP_TRANSPORT")
-    saved = {k: os.environ.get(k) for k in keys}
     cases = [
         ({}, None, "RANK"),
         ({"RANK": "0"}, None, "WORLD_SIZE"),
@@ -300,11 +311,9 @@ def t_config_errors():
          "DLCP_ADDR_PLAN='10.78'"),
     ]
     bad = []
-    try:
+    with environment(keys) as set_env:
         for env, store, want in cases:
-            for k in keys:
-                os.environ.pop(k, None)
-            os.environ.update(env)
+            set_env(env)
             try:
                 dlcp.Group.from_env(transport=-1, store=store).close()
                 bad.append("%s: no error" % want)
@@ -313,12 +322,6 @@ def t_config_errors():
                     bad.append("%s: %s" % (want, e))
             except Exception as e:
                 bad.append("%s: %s %s" % (want, type(e).__name__, e))
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     for b in bad:
         print("# " + b)
     check("misconfiguration raises ConfigError naming the variable/address (%d cases)"
