@@ -485,6 +485,18 @@ static inline bool dlcp_addr_is_v4(const struct in6_addr *a)
  * @setsockopt:	the IP-level socket options of the family (SOL_IP, and
  *		SOL_IPV6 for AF_INET6); -ENOPROTOOPT for another level
  * @getsockopt:	the same, to read them
+ * @rcv_addrs:	on entry to the receive path, copy a packet's addresses and
+ *		DS field from its IP header into its dlcp_skb_cb and give the
+ *		interfaces it came in on (@dif, @sdif: the VRF's slave);
+ *		false if the family may not use one of the addresses
+ * @csum_init:	start checking a received packet's DLCP checksum: its
+ *		pseudo-header (skb_checksum_init()); false if it is known bad
+ * @policy_check: does the IPsec policy let a received packet reach @sk?
+ * @udp_csum:	the UDP checksum of the datagram at skb->data in UDP mode;
+ *		of a UDP GSO super-packet, left to its segmentation
+ * @icmp_pmtu:	of an ICMP error (skb->data at the quoted IP header), if
+ *		it says a packet was too big for the path: the new path MTU
+ *		and the quoted packet's addresses; false for other errors
  */
 struct dlcp_af {
 	sa_family_t	family;
@@ -524,6 +536,15 @@ struct dlcp_af {
 				      sockptr_t optval, unsigned int optlen);
 	int		(*getsockopt)(struct sock *sk, int level, int optname,
 				      char __user *optval, int __user *optlen);
+	bool		(*rcv_addrs)(struct sk_buff *skb, int *dif, int *sdif);
+	bool		(*csum_init)(struct sk_buff *skb);
+	bool		(*policy_check)(struct sock *sk, struct sk_buff *skb);
+	void		(*udp_csum)(struct sk_buff *skb,
+				    const struct in6_addr *saddr,
+				    const struct in6_addr *daddr);
+	bool		(*icmp_pmtu)(struct sk_buff *skb,
+				     struct in6_addr *saddr,
+				     struct in6_addr *daddr, u32 *mtu);
 };
 
 extern const struct dlcp_af dlcp_af_inet;
@@ -775,7 +796,7 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 
 /* dlcp_in.c */
 int dlcp_drop(struct net *net, struct sk_buff *skb, enum dlcp_mib_field why);
-int dlcp_rcv_common(struct sk_buff *skb, bool udp);
+int dlcp_rcv_common(struct sk_buff *skb, const struct dlcp_af *af, bool udp);
 u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
 		 struct dlcp_wire_range *g, u32 max_gaps, u32 *scan_end);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now)
@@ -888,11 +909,9 @@ int dlcp_set_seg_classes(struct dlcp_out_msg *m, const u8 *cls, u32 n);
 int dlcp_udp_enable(struct net *net);
 void dlcp_udp_disable(struct net *net);
 void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
-		   u32 msg_id, u32 seg);
-void dlcp_udp6_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-		    const struct in6_addr *daddr);
-void dlcp_udp_gso_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-		       const struct in6_addr *daddr);
+		   const struct dlcp_af *af, const struct in6_addr *saddr,
+		   const struct in6_addr *daddr, u32 msg_id, u32 seg);
+void dlcp_udp_csum_partial(struct sk_buff *skb, __sum16 pseudo);
 u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg);
 
 /* dlcp_ipv4.c */

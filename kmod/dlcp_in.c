@@ -32,9 +32,7 @@
 #include <net/icmp.h>
 #include <net/inet_ecn.h>
 #include <net/ip.h>
-#include <net/ip6_checksum.h>
 #include <net/sock.h>
-#include <net/xfrm.h>
 #include "dlcp_impl.h"
 #include "dlcp_trace.h"
 
@@ -713,13 +711,10 @@ int dlcp_drop(struct net *net, struct sk_buff *skb, enum dlcp_mib_field why)
  * header gives its length. Returns the drop reason, or 0.
  */
 static enum dlcp_mib_field dlcp_rcv_policy(struct sock *sk,
+					   const struct dlcp_af *af,
 					   struct sk_buff *skb)
 {
-	bool ok = ip_hdr(skb)->version == 4 ?
-		  xfrm4_policy_check(sk, XFRM_POLICY_IN, skb) :
-		  xfrm6_policy_check(sk, XFRM_POLICY_IN, skb);
-
-	if (!ok)
+	if (!af->policy_check(sk, skb))
 		return DLCP_MIB_DROP_POLICY;
 	nf_reset_ct(skb);
 	if (sk_filter_trim_cap(sk, skb, skb->len))
@@ -728,10 +723,11 @@ static enum dlcp_mib_field dlcp_rcv_policy(struct sock *sk,
 }
 
 /*
- * Receive a DLCP packet (skb->data at the DLCP header), native (@udp
- * false) or from the UDP encapsulation socket. Softirq context.
+ * Receive a DLCP packet of family @af (skb->data at the DLCP header),
+ * native (@udp false) or from the UDP encapsulation socket. Softirq
+ * context.
  */
-int dlcp_rcv_common(struct sk_buff *skb, bool udp)
+int dlcp_rcv_common(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 {
 	struct dlcp_skb_cb *cb = dlcp_cb(skb);
 	struct net *net = dev_net(skb->dev);
@@ -741,33 +737,14 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 	struct dlcp_sock *dsk;
 	struct sock *sk;
 	int dif, sdif;
+	bool addrs_ok;
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_PKTS);
-	/*
-	 * The IP layer is done with skb->cb: read the interfaces from it,
-	 * then keep the addresses there
-	 */
-	if (ip_hdr(skb)->version == 4) {
-		dif = inet_iif(skb);
-		sdif = inet_sdif(skb);
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, &cb->saddr);
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, &cb->daddr);
-		cb->dsfield = ip_hdr(skb)->tos;
-	} else {
-		dif = inet6_iif(skb);
-		sdif = inet6_sdif(skb);
-		cb->saddr = ipv6_hdr(skb)->saddr;
-		cb->daddr = ipv6_hdr(skb)->daddr;
-		cb->dsfield = ipv6_get_dsfield(ipv6_hdr(skb));
-	}
+	/* the IP layer is done with skb->cb: the addresses go there */
+	addrs_ok = af->rcv_addrs(skb, &dif, &sdif);
 	if (skb->pkt_type != PACKET_HOST)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOT_HOST);
-	/*
-	 * Inside the module an IPv4 address is v4-mapped: an IPv6 packet
-	 * from or to such an address would pass for IPv4 (TCP drops them).
-	 */
-	if (ip_hdr(skb)->version == 6 &&
-	    (ipv6_addr_v4mapped(&cb->saddr) || ipv6_addr_v4mapped(&cb->daddr)))
+	if (!addrs_ok)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_ADDR);
 	if (skb->len < DLCP_HDR_LEN)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_SHORT);
@@ -777,11 +754,7 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 				 READ_ONCE(dlcp_pernet(net)->max_msg_size));
 	if (reason != DLCP_DROP_NONE)
 		return dlcp_drop(net, skb, (enum dlcp_mib_field)reason);
-	if (dlcp_addr_is_v4(&cb->daddr) ?
-	    skb_checksum_init(skb, dlcp_ipproto, inet_compute_pseudo) :
-	    skb_checksum_init(skb, dlcp_ipproto, ip6_compute_pseudo))
-		return dlcp_drop(net, skb, DLCP_MIB_CSUM_ERRORS);
-	if (skb_checksum_complete(skb))
+	if (!af->csum_init(skb) || skb_checksum_complete(skb))
 		return dlcp_drop(net, skb, DLCP_MIB_CSUM_ERRORS);
 
 	h = (const struct dlcp_hdr *)skb->data;
@@ -790,7 +763,7 @@ int dlcp_rcv_common(struct sk_buff *skb, bool udp)
 	rcu_read_unlock();
 	if (!sk)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOSOCKET);
-	why = dlcp_rcv_policy(sk, skb);
+	why = dlcp_rcv_policy(sk, af, skb);
 	if (why) {
 		atomic_inc(&sk->sk_drops);
 		sock_put(sk);

@@ -14,6 +14,8 @@
 #include <net/ip.h>
 #include <net/protocol.h>
 #include <net/route.h>
+#include <net/udp.h>
+#include <net/xfrm.h>
 #include "dlcp_impl.h"
 
 static int dlcp4_sockaddr(struct sock *sk, const struct sockaddr *uaddr,
@@ -161,6 +163,55 @@ static int dlcp4_getsockopt(struct sock *sk, int level, int optname,
 	return ip_getsockopt(sk, level, optname, optval, optlen);
 }
 
+static bool dlcp4_rcv_addrs(struct sk_buff *skb, int *dif, int *sdif)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	struct dlcp_skb_cb *cb = dlcp_cb(skb);
+
+	/* IPCB() shares skb->cb with the addresses: read it first */
+	*dif = inet_iif(skb);
+	*sdif = inet_sdif(skb);
+	ipv6_addr_set_v4mapped(iph->saddr, &cb->saddr);
+	ipv6_addr_set_v4mapped(iph->daddr, &cb->daddr);
+	cb->dsfield = iph->tos;
+	return true;
+}
+
+static bool dlcp4_csum_init(struct sk_buff *skb)
+{
+	return !skb_checksum_init(skb, dlcp_ipproto, inet_compute_pseudo);
+}
+
+static bool dlcp4_policy_check(struct sock *sk, struct sk_buff *skb)
+{
+	return xfrm4_policy_check(sk, XFRM_POLICY_IN, skb);
+}
+
+/* Zero over IPv4, as IPv4 allows, but UDP GSO needs one. */
+static void dlcp4_udp_csum(struct sk_buff *skb, const struct in6_addr *saddr,
+			   const struct in6_addr *daddr)
+{
+	if (skb_is_gso(skb))
+		dlcp_udp_csum_partial(skb, udp_v4_check(skb->len,
+							saddr->s6_addr32[3],
+							daddr->s6_addr32[3],
+							0));
+}
+
+static bool dlcp4_icmp_pmtu(struct sk_buff *skb, struct in6_addr *saddr,
+			    struct in6_addr *daddr, u32 *mtu)
+{
+	const struct iphdr *iph = (const struct iphdr *)skb->data;
+
+	if (icmp_hdr(skb)->type != ICMP_DEST_UNREACH ||
+	    icmp_hdr(skb)->code != ICMP_FRAG_NEEDED)
+		return false;
+	*mtu = ntohs(icmp_hdr(skb)->un.frag.mtu);
+	ipv6_addr_set_v4mapped(iph->saddr, saddr);
+	ipv6_addr_set_v4mapped(iph->daddr, daddr);
+	return true;
+}
+
 const struct dlcp_af dlcp_af_inet = {
 	.family		= AF_INET,
 	.net_header_len	= sizeof(struct iphdr),
@@ -179,12 +230,17 @@ const struct dlcp_af dlcp_af_inet = {
 	.cgroup_addr	= dlcp4_cgroup_addr,
 	.setsockopt	= dlcp4_setsockopt,
 	.getsockopt	= dlcp4_getsockopt,
+	.rcv_addrs	= dlcp4_rcv_addrs,
+	.csum_init	= dlcp4_csum_init,
+	.policy_check	= dlcp4_policy_check,
+	.udp_csum	= dlcp4_udp_csum,
+	.icmp_pmtu	= dlcp4_icmp_pmtu,
 };
 
 /* IPv4 protocol handler */
 static int dlcp4_rcv(struct sk_buff *skb)
 {
-	return dlcp_rcv_common(skb, false);
+	return dlcp_rcv_common(skb, &dlcp_af_inet, false);
 }
 
 /*

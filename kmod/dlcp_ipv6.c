@@ -19,12 +19,15 @@
 #include <linux/bpf-cgroup.h>
 #include <linux/icmpv6.h>
 #include <net/addrconf.h>
+#include <net/dsfield.h>
 #include <net/inet_common.h>
 #include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/protocol.h>
 #include <net/transp_v6.h>
+#include <net/udp.h>
+#include <net/xfrm.h>
 #include "dlcp_impl.h"
 
 /*
@@ -188,6 +191,66 @@ static int dlcp6_getsockopt(struct sock *sk, int level, int optname,
 	return ipv6_getsockopt(sk, level, optname, optval, optlen);
 }
 
+static bool dlcp6_rcv_addrs(struct sk_buff *skb, int *dif, int *sdif)
+{
+	const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+	struct dlcp_skb_cb *cb = dlcp_cb(skb);
+
+	/* IP6CB() shares skb->cb with the addresses: read it first */
+	*dif = inet6_iif(skb);
+	*sdif = inet6_sdif(skb);
+	cb->saddr = ip6h->saddr;
+	cb->daddr = ip6h->daddr;
+	cb->dsfield = ipv6_get_dsfield(ip6h);
+	/*
+	 * Inside the module an IPv4 address is v4-mapped: an IPv6 packet
+	 * from or to such an address would pass for IPv4 (TCP drops them).
+	 */
+	return !ipv6_addr_v4mapped(&cb->saddr) &&
+	       !ipv6_addr_v4mapped(&cb->daddr);
+}
+
+static bool dlcp6_csum_init(struct sk_buff *skb)
+{
+	return !skb_checksum_init(skb, dlcp_ipproto, ip6_compute_pseudo);
+}
+
+static bool dlcp6_policy_check(struct sock *sk, struct sk_buff *skb)
+{
+	return xfrm6_policy_check(sk, XFRM_POLICY_IN, skb);
+}
+
+/* Required over IPv6; of a UDP GSO super-packet, left to segmentation. */
+static void dlcp6_udp_csum(struct sk_buff *skb, const struct in6_addr *saddr,
+			   const struct in6_addr *daddr)
+{
+	struct udphdr *uh = (struct udphdr *)skb->data;
+
+	if (skb_is_gso(skb)) {
+		dlcp_udp_csum_partial(skb, udp_v6_check(skb->len, saddr,
+							daddr, 0));
+		return;
+	}
+	uh->check = csum_ipv6_magic(saddr, daddr, skb->len, IPPROTO_UDP,
+				    skb_checksum(skb, 0, skb->len, 0));
+	if (!uh->check)
+		uh->check = CSUM_MANGLED_0;
+	skb->ip_summed = CHECKSUM_NONE;
+}
+
+static bool dlcp6_icmp_pmtu(struct sk_buff *skb, struct in6_addr *saddr,
+			    struct in6_addr *daddr, u32 *mtu)
+{
+	const struct ipv6hdr *ip6h = (const struct ipv6hdr *)skb->data;
+
+	if (icmp6_hdr(skb)->icmp6_type != ICMPV6_PKT_TOOBIG)
+		return false;
+	*mtu = ntohl(icmp6_hdr(skb)->icmp6_mtu);
+	*saddr = ip6h->saddr;
+	*daddr = ip6h->daddr;
+	return true;
+}
+
 const struct dlcp_af dlcp_af_inet6 = {
 	.family		= AF_INET6,
 	.net_header_len	= sizeof(struct ipv6hdr),
@@ -206,12 +269,17 @@ const struct dlcp_af dlcp_af_inet6 = {
 	.cgroup_addr	= dlcp6_cgroup_addr,
 	.setsockopt	= dlcp6_setsockopt,
 	.getsockopt	= dlcp6_getsockopt,
+	.rcv_addrs	= dlcp6_rcv_addrs,
+	.csum_init	= dlcp6_csum_init,
+	.policy_check	= dlcp6_policy_check,
+	.udp_csum	= dlcp6_udp_csum,
+	.icmp_pmtu	= dlcp6_icmp_pmtu,
 };
 
 /* IPv6 protocol handler */
 static int dlcp6_rcv(struct sk_buff *skb)
 {
-	return dlcp_rcv_common(skb, false);
+	return dlcp_rcv_common(skb, &dlcp_af_inet6, false);
 }
 
 /*

@@ -31,11 +31,8 @@
  * layer updates the route's path MTU and hands the error to
  * encap_err_rcv, which re-cuts the sending DLCP socket's messages.
  */
-#include <linux/icmp.h>
-#include <linux/icmpv6.h>
 #include <linux/jhash.h>
 #include <linux/udp.h>
-#include <net/ip6_checksum.h>
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
 #include "dlcp_impl.h"
@@ -49,7 +46,7 @@ static int dlcp_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	/* DLCP's own checksum is verified on what follows the UDP header */
 	skb->ip_summed = CHECKSUM_NONE;
 	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_UDP_IN_PKTS);
-	return dlcp_rcv_common(skb, true);
+	return dlcp_rcv_common(skb, dlcp_sk_af(sk), true);
 }
 
 /* ICMP errors on the port concern packets we sent: always ours. */
@@ -76,30 +73,11 @@ static void dlcp_udp_err(struct sock *usk, struct sk_buff *skb,
 	struct sock *sk;
 	u32 mtu;
 
-	if (usk->sk_family == AF_INET) {
-		if (icmp_hdr(skb)->type != ICMP_DEST_UNREACH ||
-		    icmp_hdr(skb)->code != ICMP_FRAG_NEEDED)
-			return;
-		mtu = ntohs(icmp_hdr(skb)->un.frag.mtu);
-	} else {
-		if (icmp6_hdr(skb)->icmp6_type != ICMPV6_PKT_TOOBIG)
-			return;
-		mtu = ntohl(icmp6_hdr(skb)->icmp6_mtu);
-	}
+	if (!dlcp_sk_af(usk)->icmp_pmtu(skb, &saddr, &daddr, &mtu))
+		return;
 	if (!pskb_may_pull(skb, off + DLCP_HDR_LEN)) {
 		DLCP_INC_STATS(sock_net(usk), DLCP_MIB_ICMP_IGNORED);
 		return;
-	}
-	if (usk->sk_family == AF_INET) {
-		const struct iphdr *iph = (const struct iphdr *)skb->data;
-
-		ipv6_addr_set_v4mapped(iph->saddr, &saddr);
-		ipv6_addr_set_v4mapped(iph->daddr, &daddr);
-	} else {
-		const struct ipv6hdr *ip6h = (const struct ipv6hdr *)skb->data;
-
-		saddr = ip6h->saddr;
-		daddr = ip6h->daddr;
 	}
 	h = (const struct dlcp_hdr *)(skb->data + off);
 	sk = dlcp_out_err_sock(sock_net(usk), &saddr, &daddr, h,
@@ -202,9 +180,13 @@ static u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
 				     hi - lo + 1);
 }
 
-/* Put a UDP header in front of the DLCP packet at skb->data. */
+/*
+ * Put a UDP header in front of the DLCP packet at skb->data, from @saddr
+ * to @daddr (of family @af), with its checksum.
+ */
 void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
-		   u32 msg_id, u32 seg)
+		   const struct dlcp_af *af, const struct in6_addr *saddr,
+		   const struct in6_addr *daddr, u32 msg_id, u32 seg)
 {
 	struct udphdr *uh;
 
@@ -213,16 +195,16 @@ void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 	uh->dest = htons(READ_ONCE(dn->udp_port));
 	uh->len = htons(skb->len);
 	uh->check = 0;
+	af->udp_csum(skb, saddr, daddr);
 }
 
 /*
  * Prepare the UDP GSO super-packet at skb->data (dlcp_out_send_gso()) as
  * udp_send_skb() does: the checksum is left to the segmentation, which
  * fills in each packet's UDP length and checksum (over IPv4 too: UDP GSO
- * needs one), here the pseudo-header sum of the whole.
+ * needs one), from the pseudo-header sum of the whole, @pseudo.
  */
-void dlcp_udp_gso_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-		       const struct in6_addr *daddr)
+void dlcp_udp_csum_partial(struct sk_buff *skb, __sum16 pseudo)
 {
 	struct udphdr *uh = (struct udphdr *)skb->data;
 
@@ -230,22 +212,5 @@ void dlcp_udp_gso_csum(struct sk_buff *skb, const struct in6_addr *saddr,
 	skb->ip_summed = CHECKSUM_PARTIAL;
 	skb->csum_start = skb_transport_header(skb) - skb->head;
 	skb->csum_offset = offsetof(struct udphdr, check);
-	if (dlcp_addr_is_v4(daddr))
-		uh->check = ~udp_v4_check(skb->len, saddr->s6_addr32[3],
-					  daddr->s6_addr32[3], 0);
-	else
-		uh->check = ~udp_v6_check(skb->len, saddr, daddr, 0);
-}
-
-/* The UDP checksum, required over IPv6, of the datagram at skb->data. */
-void dlcp_udp6_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-		    const struct in6_addr *daddr)
-{
-	struct udphdr *uh = (struct udphdr *)skb->data;
-
-	uh->check = csum_ipv6_magic(saddr, daddr, skb->len, IPPROTO_UDP,
-				    skb_checksum(skb, 0, skb->len, 0));
-	if (!uh->check)
-		uh->check = CSUM_MANGLED_0;
-	skb->ip_summed = CHECKSUM_NONE;
+	uh->check = ~pseudo;
 }

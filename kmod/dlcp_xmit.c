@@ -106,13 +106,9 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 		trace_dlcp_pkt_send(h, saddr, daddr, tos);
 	}
 	if (udp) {
-		dlcp_udp_push(skb, dn, msg_id, seg);
-		if (skb_is_gso(skb)) {
-			dlcp_udp_gso_csum(skb, saddr, daddr);
+		dlcp_udp_push(skb, dn, af, saddr, daddr, msg_id, seg);
+		if (skb_is_gso(skb))
 			DLCP_INC_STATS(net, DLCP_MIB_UDP_GSO_OUT);
-		} else if (af->family == AF_INET6) {
-			dlcp_udp6_csum(skb, saddr, daddr);
-		}
 		DLCP_ADD_STATS(net, DLCP_MIB_UDP_OUT_PKTS, nsegs);
 	}
 	skb->priority = DLCP_MAX_CLASSES - 1 - cls;
