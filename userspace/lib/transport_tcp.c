@@ -20,6 +20,7 @@
 #include "libdlcp.h"
 #include "addr.h"
 #include "clock.h"
+#include "io.h"
 #include "transport.h"
 
 #define TCP_MAGIC	0x444c4354u	/* "DLCT" */
@@ -67,46 +68,6 @@ struct dlcp_ep_tcp {
 static struct dlcp_ep_tcp *to_tcp(struct dlcp_ep *ep)
 {
 	return (struct dlcp_ep_tcp *)ep;
-}
-
-static int write_full(int fd, const void *p, size_t n)
-{
-	const char *b = p;
-
-	while (n) {
-		ssize_t r = send(fd, b, n, MSG_NOSIGNAL);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return -ETIMEDOUT;	/* SO_SNDTIMEO */
-			return -errno;
-		}
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	char *b = p;
-
-	while (n) {
-		ssize_t r = recv(fd, b, n, 0);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -ECONNRESET;
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
 }
 
 static int tcp_connect(struct dlcp_ep_tcp *t, const struct sockaddr_storage *dst)
@@ -200,9 +161,9 @@ static void *tcp_sender(void *arg)
 		if (fd < 0)
 			err = fd;
 		if (!err)
-			err = write_full(fd, &o->fr, sizeof(o->fr));
+			err = dlcp_io_write_full(fd, &o->fr, sizeof(o->fr));
 		if (!err)
-			err = write_full(fd, o->data, o->fr.len);
+			err = dlcp_io_write_full(fd, o->data, o->fr.len);
 
 		pthread_mutex_lock(&t->lock);
 		if (err && !t->err)
@@ -441,7 +402,7 @@ static long tcp_recv(struct dlcp_ep *ep, void **bufp,
 
 			if (!(pfd[k + 1].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			e = read_full(fd, &fr, sizeof(fr));
+			e = dlcp_io_read_full(fd, &fr, sizeof(fr));
 			if (!e && fr.magic != TCP_MAGIC)
 				e = -EPROTO;
 			if (e) {
@@ -453,7 +414,7 @@ static long tcp_recv(struct dlcp_ep *ep, void **bufp,
 				free(pfd);
 				return -ENOMEM;
 			}
-			e = read_full(fd, buf, fr.len);
+			e = dlcp_io_read_full(fd, buf, fr.len);
 			if (e) {
 				free(buf);
 				tcp_drop_in(t, k);

@@ -225,12 +225,12 @@ static bool wait_ack(int fd, uint64_t my_boot)
 			struct ack a;
 
 			if (opt.proto == P_TCP) {
-				int rr = read_full(fd, &a, sizeof(a));
+				int rr = dlcp_io_read_full(fd, &a, sizeof(a));
 
-				if (rr < 0)
-					die("read: %s", strerror(errno));
-				if (rr == 0)
+				if (rr == -ECONNRESET)
 					die("the server closed the connection");
+				if (rr)
+					die("read: %s", strerror(-rr));
 			} else {
 				ssize_t n = recv(fd, &a, sizeof(a),
 						 MSG_DONTWAIT);

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include "dlcpstat_lib.h"
+#include "../lib/io.h"
 
 #define PERF_MAGIC	0x444c5046u	/* "DLPF" */
 #define T_DATA		1
@@ -113,8 +114,6 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bad_opt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t now_ns(void);
 uint64_t boot_id(void);
-int read_full(int fd, void *buf, size_t len);
-int write_full(int fd, const void *buf, size_t len);
 int dlcp_socket(void);
 void resolve(const char *host, uint16_t port, struct sockaddr_in *sin);
 

@@ -162,9 +162,8 @@ static void *tcp_conn(void *arg)
 		struct frame f;
 		struct ack a;
 		uint64_t len, left;
-		int r = read_full(fd, &f, sizeof(f));
 
-		if (r <= 0)
+		if (dlcp_io_read_full(fd, &f, sizeof(f)))
 			break;
 		if (ntohl(f.magic) != PERF_MAGIC || ntohl(f.type) != T_DATA) {
 			fprintf(stderr, "%s: bad frame from a TCP client\n",
@@ -175,8 +174,7 @@ static void *tcp_conn(void *arg)
 		for (left = len; left; ) {
 			size_t chunk = left < cap ? left : cap;
 
-			r = read_full(fd, buf, chunk);
-			if (r <= 0)
+			if (dlcp_io_read_full(fd, buf, chunk))
 				goto out;
 			left -= chunk;
 		}
@@ -194,7 +192,7 @@ static void *tcp_conn(void *arg)
 		srv_msgs++;
 		srv_bytes += len;
 		pthread_mutex_unlock(&srv_lock);
-		if (write_full(fd, &a, sizeof(a)))
+		if (dlcp_io_write_full(fd, &a, sizeof(a)))
 			break;
 	}
 out:
