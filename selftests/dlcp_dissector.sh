@@ -66,78 +66,16 @@ tshark_fields()
 
 # ------------------------------------------------------------------ offline
 
-# Write a pcap (raw IPv4) of crafted packets: 4 good ones, then one of each
-# fault. Prints nothing; the expected verdicts are in check_crafted.
+# Write a pcap (raw IPv4) of crafted packets, built from the wire format's
+# header by dlcp_craft: 4 good ones, one of each fault, and the first in
+# UDP. dlcp_craft checks each against the module's validator; the expected
+# verdicts of the dissector are in check_crafted.
 craft_pcap()
 {
-	python3 - "$1" << 'EOF'
-import struct, sys
-
-def fold(b):
-    if len(b) % 2:
-        b += b'\0'
-    s = sum(struct.unpack('!%dH' % (len(b) // 2), b))
-    while s > 0xffff:
-        s = (s & 0xffff) + (s >> 16)
-    return s
-
-def ipv4(src, dst, payload, proto=253):
-    h = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(payload), 1, 0x4000,
-                    64, proto, 0, bytes(src), bytes(dst))
-    return h[:10] + struct.pack('!H', 0xffff - fold(h)) + h[12:] + payload
-
-def dlcp(src, dst, typ, flags, body, payload=b'', msg_len=3000, ver=1,
-         doff=None, bad_csum=False, length=None):
-    hlen = 20 + len(body)
-    n = hlen + len(payload) if length is None else length
-    hdr = struct.pack('!HHBBBBHHII', 1000, 7000, (ver << 4) | typ, flags,
-                      hlen // 4 if doff is None else doff, 0, n, 0, 0x1234,
-                      msg_len)
-    pkt = hdr + body + payload
-    ph = bytes(src) + bytes(dst) + struct.pack('!BBH', 0, 253, len(pkt))
-    c = 0xffff - fold(ph + pkt)
-    if bad_csum:
-        c ^= 0x0101
-    return ipv4(src, dst, pkt[:10] + struct.pack('!H', c) + pkt[12:])
-
-A, B = [10, 0, 0, 1], [10, 0, 0, 2]
-
-def data(off, plen, flags=0, dtype=1, **kw):
-    body = struct.pack('!IIIIHBBHHII', off, 5, 9, 1000, 3, dtype, 0, 2, 0,
-                       123, 0)
-    return dlcp(A, B, 1, flags, body, b'x' * plen, **kw)
-
-def report(gaps, scan_end=3000, **kw):
-    body = struct.pack('!IIIIHBB', 0, scan_end, 0, 0, len(gaps), 0, 0)
-    return dlcp(B, A, 2, 0, body,
-                b''.join(struct.pack('!II', s, e) for s, e in gaps), **kw)
-
-pkts = [
-    data(0, 1428),                                    # 1 good DATA
-    report([(1428, 2856)]),                           # 2 good REPORT
-    dlcp(B, A, 3, 0, struct.pack('!II', 0, 1)),       # 3 good STOP
-    dlcp(A, B, 4, 0, struct.pack('!II', 3000, 1)),    # 4 good PROBE
-    data(0, 1428, bad_csum=True),                     # 5 bad checksum
-    data(0, 100, ver=2),                              # 6 bad version
-    dlcp(A, B, 9, 0, struct.pack('!II', 0, 0)),       # 7 unknown type
-    data(0, 100, flags=0x80),                         # 8 unknown flag
-    data(2990, 100),                                  # 9 past the message
-    report([(50, 60), (40, 70)]),                     # 10 gaps unordered
-    data(0, 100, doff=3),                             # 11 header words
-    data(0, 100, length=99),                          # 12 length field
-    data(0, 100, msg_len=0),                          # 13 zero msg_len
-    data(0, 102, dtype=1),                            # 14 not whole fp32
-]
-# 15: a good DATA packet in UDP encapsulation (port 9253), checksum left
-# unverified: the DLCP packet of packet 1 after a UDP header
-dl = pkts[0][20:]
-pkts.append(ipv4(A, B, struct.pack('!HHHH', 40000, 9253, 8 + len(dl), 0) + dl,
-                 proto=17))
-with open(sys.argv[1], 'wb') as f:
-    f.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 101))
-    for p in pkts:
-        f.write(struct.pack('<IIII', 0, 0, len(p), len(p)) + p)
-EOF
+	"$SELFTEST_DIR/dlcp_craft" "$1" > "$tmpdir/craft.out" || {
+		cat "$tmpdir/craft.out"
+		return 1
+	}
 }
 
 # Good packets must carry no expert info of warning level or above, each bad
