@@ -6,8 +6,13 @@
  *		    [--crit OFF:LEN]... [--expect exact|lossy|any]
  *		    [--timeout S] [--ready FILE]
  *   dlcp_loss send --to ADDR --port P --count N --size BYTES --budget PPM
- *		    [--crit OFF:LEN]... [--deadline MS]
+ *		    [--crit OFF:LEN]... [--deadline MS] [--window W]
  *		    [--expect-completion exact|lossy|any|etime|etimedout]
+ *
+ * --size and --budget take a comma-separated list (sizes with a k or m
+ * suffix): message i has the (i mod n)th of each, on both sides. With
+ * --window, the sender keeps at most W messages unfinished, sending the
+ * next one as a completion comes (it needs --expect-completion).
  *
  * Payloads are pseudo-random, seeded by the message index carried in
  * tensor_id, and never contain a zero byte, so that the receiver can check
@@ -25,6 +30,7 @@
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,16 +41,63 @@
 #include "linux/dlcp.h"
 
 #define MAX_CRIT	8
+#define MAX_LIST	16
 
 static struct {
 	const char *mode, *to, *expect, *ready, *from, *paths;
-	int port, count, timeout;
-	size_t size;
-	unsigned int budget, deadline;
+	int port, count, timeout, window;
+	size_t sizes[MAX_LIST];
+	unsigned int budgets[MAX_LIST];
+	int nsizes, nbudgets;
+	unsigned int deadline;
 	struct dlcp_range crit[MAX_CRIT];
 	int ncrit;
-} o = { .port = 7100, .count = 1, .size = 1 << 20, .timeout = 120,
-	.expect = "any" };
+} o = { .port = 7100, .count = 1, .sizes = { 1 << 20 }, .nsizes = 1,
+	.nbudgets = 1, .timeout = 120, .expect = "any" };
+
+/* The size and loss budget of message @i. */
+static size_t msg_size(uint32_t i)
+{
+	return o.sizes[i % o.nsizes];
+}
+
+static unsigned int msg_budget(uint32_t i)
+{
+	return o.budgets[i % o.nbudgets];
+}
+
+/* The largest message. */
+static size_t max_size(void)
+{
+	size_t m = 0;
+	int i;
+
+	for (i = 0; i < o.nsizes; i++)
+		if (o.sizes[i] > m)
+			m = o.sizes[i];
+	return m;
+}
+
+/* Parse a comma-separated list of @n at most numbers (k, m: KiB, MiB). */
+static int parse_list(const char *v, unsigned long long *out, int n)
+{
+	int k = 0;
+
+	while (*v && k < n) {
+		char *end;
+		unsigned long long x = strtoull(v, &end, 0);
+
+		if (end == v)
+			return 0;
+		if (*end == 'k' || *end == 'm')
+			x <<= *end++ == 'k' ? 10 : 20;
+		out[k++] = x;
+		if (*end != ',' && *end)
+			return 0;
+		v = *end ? end + 1 : end;
+	}
+	return *v ? 0 : k;
+}
 
 static void fill(uint8_t *b, size_t n, uint32_t seed)
 {
@@ -111,58 +164,58 @@ static int sock_bound(int port)
 	return s;
 }
 
-static int check_completions(int s)
+/*
+ * Read the next completion on @s and check it against --expect-completion:
+ * 0 if it holds, 1 if not, -1 if none came or it was malformed.
+ */
+static int check_completion(int s)
 {
-	int i, bad = 0;
+	char cbuf[256];
+	struct dlcp_completion c;
+	struct iovec iov = { &c, sizeof(c) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct sock_extended_err *ee = NULL;
+	struct pollfd pfd = { .fd = s, .events = 0 };
+	const char *what = o.expect;
+	struct cmsghdr *cm;
+	size_t size;
 
-	for (i = 0; i < o.count; i++) {
-		char cbuf[256];
-		struct dlcp_completion c;
-		struct iovec iov = { &c, sizeof(c) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = cbuf,
-				     .msg_controllen = sizeof(cbuf) };
-		struct sock_extended_err *ee = NULL;
-		struct pollfd pfd = { .fd = s, .events = 0 };
-		struct cmsghdr *cm;
-		const char *what;
-
-		if (poll(&pfd, 1, o.timeout * 1000) != 1 ||
-		    !(pfd.revents & POLLERR)) {
-			fprintf(stderr, "completion %d: none\n", i);
-			return 1;
-		}
-		if (recvmsg(s, &mh, MSG_ERRQUEUE) != sizeof(c))
-			return fail("recvmsg(MSG_ERRQUEUE)");
-		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-			if (cm->cmsg_level == SOL_DLCP &&
-			    cm->cmsg_type == DLCP_CMSG_COMPLETION)
-				ee = (void *)CMSG_DATA(cm);
-		if (!ee || ee->ee_origin != SO_EE_ORIGIN_LOCAL ||
-		    ee->ee_info != c.msg_id || ee->ee_data != c.bytes_lost ||
-		    c.msg_len != o.size) {
-			fprintf(stderr, "completion %d: malformed\n", i);
-			return 1;
-		}
-		printf("completion tensor %u status %u lost %u errno %u\n",
-		       c.tensor_id, c.status, c.bytes_lost, ee->ee_errno);
-		what = o.expect;
-		if (!strcmp(what, "etime"))
-			bad += ee->ee_errno != ETIME ||
-			       c.status != DLCP_DONE_DEADLINE;
-		else if (!strcmp(what, "etimedout"))
-			bad += ee->ee_errno != ETIMEDOUT ||
-			       c.status != DLCP_DONE_TIMEOUT;
-		else if (!strcmp(what, "exact"))
-			bad += ee->ee_errno || c.status != DLCP_DONE_EXACT;
-		else if (!strcmp(what, "lossy"))
-			bad += ee->ee_errno || c.status != DLCP_DONE_LOSSY;
-		else
-			bad += ee->ee_errno ||
-			       (uint64_t)c.bytes_lost * DLCP_PPM_MAX >
-			       (uint64_t)o.budget * o.size;
+	if (poll(&pfd, 1, o.timeout * 1000) != 1 ||
+	    !(pfd.revents & POLLERR)) {
+		fprintf(stderr, "completion: none in %d s\n", o.timeout);
+		return -1;
 	}
-	return bad != 0;
+	if (recvmsg(s, &mh, MSG_ERRQUEUE) != sizeof(c)) {
+		fail("recvmsg(MSG_ERRQUEUE)");
+		return -1;
+	}
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_DLCP &&
+		    cm->cmsg_type == DLCP_CMSG_COMPLETION)
+			ee = (void *)CMSG_DATA(cm);
+	size = msg_size(c.tensor_id);
+	if (!ee || ee->ee_origin != SO_EE_ORIGIN_LOCAL ||
+	    ee->ee_info != c.msg_id || ee->ee_data != c.bytes_lost ||
+	    c.msg_len != size) {
+		fprintf(stderr, "completion of tensor %u: malformed\n",
+			c.tensor_id);
+		return -1;
+	}
+	printf("completion tensor %u status %u lost %u errno %u\n",
+	       c.tensor_id, c.status, c.bytes_lost, ee->ee_errno);
+	if (!strcmp(what, "etime"))
+		return ee->ee_errno != ETIME || c.status != DLCP_DONE_DEADLINE;
+	if (!strcmp(what, "etimedout"))
+		return ee->ee_errno != ETIMEDOUT ||
+		       c.status != DLCP_DONE_TIMEOUT;
+	if (!strcmp(what, "exact"))
+		return ee->ee_errno || c.status != DLCP_DONE_EXACT;
+	if (!strcmp(what, "lossy"))
+		return ee->ee_errno || c.status != DLCP_DONE_LOSSY;
+	return ee->ee_errno || (uint64_t)c.bytes_lost * DLCP_PPM_MAX >
+			       (uint64_t)msg_budget(c.tensor_id) * size;
 }
 
 /* --paths IF[:WEIGHT][,IF[:WEIGHT]...]: DLCP_PATHS on @s */
@@ -195,8 +248,9 @@ static int do_send(void)
 {
 	struct sockaddr_storage to, from;
 	socklen_t tolen = make_sa(&to, o.to, o.port);
-	uint8_t *buf = malloc(o.size);
-	int one = 1, s = sock_bound(0), i;
+	bool check = o.expect[0] && strcmp(o.expect, "none");
+	uint8_t *buf = malloc(max_size());
+	int one = 1, s = sock_bound(0), i, pending = 0, bad = 0, r;
 
 	if (s < 0)
 		return fail("socket");
@@ -214,9 +268,11 @@ static int do_send(void)
 			  CMSG_SPACE(sizeof(o.crit))] = { 0 };
 		struct dlcp_send_info si = {
 			.tensor_id = i, .iteration = 1, .layer = 0,
-			.flags = DLCP_MSG_HAS_BUDGET, .loss_budget_ppm = o.budget,
+			.flags = DLCP_MSG_HAS_BUDGET,
+			.loss_budget_ppm = msg_budget(i),
 		};
-		struct iovec iov = { buf, o.size };
+		size_t size = msg_size(i);
+		struct iovec iov = { buf, size };
 		struct msghdr mh = { .msg_name = &to, .msg_namelen = tolen,
 				     .msg_iov = &iov, .msg_iovlen = 1,
 				     .msg_control = cbuf };
@@ -242,47 +298,62 @@ static int do_send(void)
 			c->cmsg_len = CMSG_LEN(o.ncrit * sizeof(o.crit[0]));
 			memcpy(CMSG_DATA(c), o.crit, o.ncrit * sizeof(o.crit[0]));
 		}
-		fill(buf, o.size, i);
-		if (sendmsg(s, &mh, 0) != (ssize_t)o.size)
+		/* a window: wait for a message to end before the next */
+		for (; check && o.window && pending >= o.window; pending--) {
+			r = check_completion(s);
+			if (r < 0)
+				return 1;
+			bad += r;
+		}
+		fill(buf, size, i);
+		if (sendmsg(s, &mh, 0) != (ssize_t)size)
 			return fail("sendmsg");
+		pending++;
 	}
-	i = o.expect[0] && strcmp(o.expect, "none") ? check_completions(s) : 0;
+	for (; check && pending; pending--) {
+		r = check_completion(s);
+		if (r < 0)
+			return 1;
+		bad += r;
+	}
 	close(s);
 	free(buf);
-	return i;
+	return bad != 0;
 }
 
 static int check_msg(const uint8_t *buf, size_t n, const struct dlcp_recv_info *ri,
 		     const struct dlcp_range *lost, int nlost)
 {
-	uint8_t *want = malloc(o.size);
+	size_t size = msg_size(ri->tensor_id), b;
+	unsigned int budget = msg_budget(ri->tensor_id);
 	uint64_t sum = 0, pos = 0;
 	int i, bad = 0;
-	size_t b;
+	uint8_t *want;
 
-	if (n != o.size || ri->msg_len != o.size)
-		bad++;
-	fill(want, o.size, ri->tensor_id);
+	if (n != size || ri->msg_len != size)
+		return 1;
+	want = malloc(size);
+	fill(want, size, ri->tensor_id);
 	for (i = 0; i < nlost; i++) {
 		if (lost[i].offset < pos || !lost[i].len ||
-		    lost[i].offset + (uint64_t)lost[i].len > o.size)
+		    lost[i].offset + (uint64_t)lost[i].len > size)
 			bad++;
 		for (b = lost[i].offset; b < lost[i].offset + lost[i].len &&
-		     b < o.size; b++)
+		     b < size; b++)
 			if (buf[b])
 				bad++;
-		for (b = pos; b < lost[i].offset && b < o.size; b++)
+		for (b = pos; b < lost[i].offset && b < size; b++)
 			if (buf[b] != want[b])
 				bad++;
 		pos = lost[i].offset + (uint64_t)lost[i].len;
 		sum += lost[i].len;
 	}
-	for (b = pos; b < o.size; b++)
+	for (b = pos; b < size; b++)
 		if (buf[b] != want[b])
 			bad++;
 	if (sum != ri->bytes_lost || (int)ri->nr_lost_ranges != nlost ||
-	    sum * DLCP_PPM_MAX > (uint64_t)ri->loss_budget_ppm * o.size ||
-	    ri->loss_budget_ppm != o.budget ||
+	    sum * DLCP_PPM_MAX > (uint64_t)ri->loss_budget_ppm * size ||
+	    ri->loss_budget_ppm != budget ||
 	    (ri->status == DLCP_RECV_EXACT) != (sum == 0))
 		bad++;
 	for (i = 0; i < o.ncrit; i++)
@@ -301,11 +372,12 @@ static int check_msg(const uint8_t *buf, size_t n, const struct dlcp_recv_info *
 static int do_recv(void)
 {
 	/* room for a lost range per 1 KiB: more than any budget allows */
+	size_t max = max_size();
 	size_t cbsz = CMSG_SPACE(sizeof(struct dlcp_recv_info)) +
-		      CMSG_SPACE((o.size / 1024 + 8) * sizeof(struct dlcp_range));
-	uint8_t *buf = malloc(o.size + 1), *cbuf = malloc(cbsz);
+		      CMSG_SPACE((max / 1024 + 8) * sizeof(struct dlcp_range));
+	uint8_t *buf = malloc(max + 1), *cbuf = malloc(cbsz);
 	int s = sock_bound(o.port), i, bad = 0, lossy = 0;
-	uint64_t lost_total = 0;
+	uint64_t lost_total = 0, bytes = 0;
 	FILE *f;
 
 	if (s < 0)
@@ -316,7 +388,7 @@ static int do_recv(void)
 			fclose(f);
 	}
 	for (i = 0; i < o.count; i++) {
-		struct iovec iov = { buf, o.size + 1 };
+		struct iovec iov = { buf, max + 1 };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 				     .msg_control = cbuf,
 				     .msg_controllen = cbsz };
@@ -350,13 +422,14 @@ static int do_recv(void)
 		bad += e != 0;
 		lossy += ri.status == DLCP_RECV_LOSSY;
 		lost_total += ri.bytes_lost;
+		bytes += n;
 	}
 	/* the sender of the last message may still be missing its STOP */
 	usleep(500 * 1000);
-	printf("received %d messages of %zu bytes: %d lossy, %llu bytes lost (%.3f%%), budget %.3f%%, %d bad\n",
-	       o.count, o.size, lossy, (unsigned long long)lost_total,
-	       100.0 * lost_total / ((double)o.count * o.size),
-	       o.budget / 1e4, bad);
+	printf("received %d messages, %llu bytes: %d lossy, %llu bytes lost (%.3f%%), %d bad\n",
+	       o.count, (unsigned long long)bytes, lossy,
+	       (unsigned long long)lost_total,
+	       bytes ? 100.0 * lost_total / bytes : 0.0, bad);
 	close(s);
 	return bad != 0;
 }
@@ -369,7 +442,8 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	int i;
+	unsigned long long list[MAX_LIST];
+	int i, k, n;
 
 	if (argc < 2)
 		usage();
@@ -385,10 +459,16 @@ int main(int argc, char **argv)
 			o.port = atoi(v);
 		else if (!strcmp(a, "--count"))
 			o.count = atoi(v);
-		else if (!strcmp(a, "--size"))
-			o.size = strtoul(v, NULL, 0);
-		else if (!strcmp(a, "--budget"))
-			o.budget = strtoul(v, NULL, 0);
+		else if (!strcmp(a, "--size") &&
+			 (n = parse_list(v, list, MAX_LIST)))
+			for (o.nsizes = n, k = 0; k < n; k++)
+				o.sizes[k] = list[k];
+		else if (!strcmp(a, "--budget") &&
+			 (n = parse_list(v, list, MAX_LIST)))
+			for (o.nbudgets = n, k = 0; k < n; k++)
+				o.budgets[k] = (unsigned int)list[k];
+		else if (!strcmp(a, "--window"))
+			o.window = atoi(v);
 		else if (!strcmp(a, "--deadline"))
 			o.deadline = strtoul(v, NULL, 0);
 		else if (!strcmp(a, "--timeout"))
@@ -409,7 +489,10 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
-	if (i != argc || !o.size || o.count < 1)
+	for (k = 0; k < o.nsizes; k++)
+		if (!o.sizes[k])
+			usage();
+	if (i != argc || o.count < 1 || o.window < 0)
 		usage();
 	if (!strcmp(o.mode, "send") && o.to)
 		return do_send();

@@ -200,6 +200,35 @@ case_burst_loss_gemodel()
 	transfer 6 1048576 50000 any any
 }
 
+# A receiver that answers is never given up on, however many packets of
+# one message a burst takes: bursts of loss (Gilbert-Elliott, ~3.5% on
+# average), duplicates, corruption, jitter and reordering both ways, a
+# 50 Mbit/s bottleneck on the data side; 120 messages of 1 B to 4 MiB with
+# budgets 0-20%, 6 in flight. Every message must complete within its
+# budget (none with ETIMEDOUT), and the receiver must get each one.
+case_burst_loss_receiver_alive()
+{
+	local ge="loss gemodel 1.8% 30% 75% 0.5% duplicate 1% corrupt 0.5%"
+	local sizes=1,1000,64k,1m,4m,200k budgets=0,10000,50000,200000
+	local rc=0
+
+	# shellcheck disable=SC2086
+	tc -n ns_s qdisc replace dev eth0 root handle 1: netem $ge \
+		delay 2ms 1ms reorder 25% &&
+	tc -n ns_s qdisc add dev eth0 parent 1:1 handle 10: tbf \
+		rate 50mbit burst 32kb latency 200ms &&
+	tc -n ns_r qdisc replace dev eth0 root netem $ge \
+		delay 2ms 1ms reorder 25% || return 1
+	start_recv --count 120 --size "$sizes" --budget "$budgets" ||
+		return 1
+	send --count 120 --size "$sizes" --budget "$budgets" --window 6 \
+		--expect-completion any > "$tmpdir/completions" ||
+		{ echo "FAIL: sender"; rc=1; }
+	grep -v 'errno 0$' "$tmpdir/completions"
+	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
+	return "$rc"
+}
+
 case_critical_ranges_intact()
 {
 	impair netem loss 5% || return 1
@@ -412,6 +441,7 @@ CASES=(
 	budget_10pct_loss_5pct
 	budget_reordered_not_lost
 	burst_loss_gemodel
+	burst_loss_receiver_alive
 	critical_ranges_intact
 	deadline_over_budget
 	receiver_vanishes
