@@ -139,33 +139,46 @@ def local_port() -> int:
 
 
 class DictStore:
-    """A store for ranks that are threads of one process (tests, tools)."""
+    """A store for ranks that are threads of one process (tests, tools).
+
+    A get() of a missing key waits on that key alone: a set() wakes only
+    the threads that wait for its key, so a rendezvous of n ranks costs
+    O(n) wake-ups, not n for every set.
+    """
 
     def __init__(self, timeout: float = 300.0) -> None:
         self._d = {}
-        self._cv = threading.Condition()
+        self._lock = threading.Lock()
+        self._waits = {}            # key -> threading.Event, while missing
         self.timeout = timeout
 
+    def _put(self, key: str, value: bytes) -> None:
+        with self._lock:
+            self._d[key] = value
+            ev = self._waits.pop(key, None)
+        if ev is not None:
+            ev.set()
+
     def set(self, key: str, value: Any) -> None:
-        with self._cv:
-            self._d[key] = value.encode() if isinstance(value, str) else bytes(value)
-            self._cv.notify_all()
+        self._put(key, value.encode() if isinstance(value, str) else bytes(value))
 
     def add(self, key: str, n: int) -> int:
-        with self._cv:
+        with self._lock:
             v = int(self._d.get(key, b"0")) + n
             self._d[key] = str(v).encode()
-            self._cv.notify_all()
-            return v
+            ev = self._waits.pop(key, None)
+        if ev is not None:
+            ev.set()
+        return v
 
     def get(self, key: str) -> bytes:
-        end = time.monotonic() + self.timeout
-        with self._cv:
-            while key not in self._d:
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("DictStore: no key %r after %g s" % (key, self.timeout))
-                self._cv.wait(left)
+        with self._lock:
+            if key in self._d:
+                return self._d[key]
+            ev = self._waits.setdefault(key, threading.Event())
+        if not ev.wait(self.timeout):
+            raise TimeoutError("DictStore: no key %r after %g s" % (key, self.timeout))
+        with self._lock:
             return self._d[key]
 
 
