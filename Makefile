@@ -242,9 +242,11 @@ demo-ps: $(DEPS_STAMP) module userspace test-progs
 fuzz-long: module selftests
 	@mkdir -p build
 	$(MAKE) -C fuzz run-long FUZZ_LONG_TIME=3600
-	tools/vm-run --timeout 3600 --env DLCP_FUZZ_LONG=1 -- \
+	tools/vm-run --timeout 3600 --insmod kmod/dlcp.ko \
+		--env DLCP_FUZZ_LONG=1 -- \
 		selftests/dlcp_fuzz.sh 2>&1 | tee build/fuzz-long.tap
-	tools/vm-run --timeout 3600 --env DLCP_STRESS_CYCLES=100 -- \
+	tools/vm-run --timeout 3600 --insmod kmod/dlcp.ko \
+		--env DLCP_STRESS_CYCLES=100 -- \
 		selftests/dlcp_stress.sh 2>&1 | tee build/stress-long.tap
 
 # ---------------------------------------------------------------------------
