@@ -562,6 +562,24 @@ INDIRECT_CALLABLE_DECLARE(int dlcp6_xmit(struct sock *sk, struct sk_buff *skb,
 					 const struct in6_addr *daddr, u8 tos,
 					 u8 proto, u32 entropy, u32 nsegs));
 
+/* The per-packet receive and UDP ops, called directly where it counts */
+INDIRECT_CALLABLE_DECLARE(bool dlcp4_rcv_addrs(struct sk_buff *skb, int *dif,
+					       int *sdif));
+INDIRECT_CALLABLE_DECLARE(bool dlcp6_rcv_addrs(struct sk_buff *skb, int *dif,
+					       int *sdif));
+INDIRECT_CALLABLE_DECLARE(bool dlcp4_csum_init(struct sk_buff *skb));
+INDIRECT_CALLABLE_DECLARE(bool dlcp6_csum_init(struct sk_buff *skb));
+INDIRECT_CALLABLE_DECLARE(bool dlcp4_policy_check(struct sock *sk,
+						  struct sk_buff *skb));
+INDIRECT_CALLABLE_DECLARE(bool dlcp6_policy_check(struct sock *sk,
+						  struct sk_buff *skb));
+INDIRECT_CALLABLE_DECLARE(void dlcp4_udp_csum(struct sk_buff *skb,
+					      const struct in6_addr *saddr,
+					      const struct in6_addr *daddr));
+INDIRECT_CALLABLE_DECLARE(void dlcp6_udp_csum(struct sk_buff *skb,
+					      const struct in6_addr *saddr,
+					      const struct in6_addr *daddr));
+
 /* The ops of the family of the peer address @a. */
 static inline const struct dlcp_af *dlcp_af_of(const struct in6_addr *a)
 {

@@ -714,7 +714,8 @@ static enum dlcp_mib_field dlcp_rcv_policy(struct sock *sk,
 					   const struct dlcp_af *af,
 					   struct sk_buff *skb)
 {
-	if (!af->policy_check(sk, skb))
+	if (!INDIRECT_CALL_2(af->policy_check, dlcp4_policy_check,
+			     dlcp6_policy_check, sk, skb))
 		return DLCP_MIB_DROP_POLICY;
 	nf_reset_ct(skb);
 	if (sk_filter_trim_cap(sk, skb, skb->len))
@@ -741,7 +742,8 @@ int dlcp_rcv_common(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_PKTS);
 	/* the IP layer is done with skb->cb: the addresses go there */
-	addrs_ok = af->rcv_addrs(skb, &dif, &sdif);
+	addrs_ok = INDIRECT_CALL_2(af->rcv_addrs, dlcp4_rcv_addrs,
+				   dlcp6_rcv_addrs, skb, &dif, &sdif);
 	if (skb->pkt_type != PACKET_HOST)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOT_HOST);
 	if (!addrs_ok)
@@ -754,7 +756,9 @@ int dlcp_rcv_common(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 				 READ_ONCE(dlcp_pernet(net)->max_msg_size));
 	if (reason != DLCP_DROP_NONE)
 		return dlcp_drop(net, skb, (enum dlcp_mib_field)reason);
-	if (!af->csum_init(skb) || skb_checksum_complete(skb))
+	if (!INDIRECT_CALL_2(af->csum_init, dlcp4_csum_init, dlcp6_csum_init,
+			     skb) ||
+	    skb_checksum_complete(skb))
 		return dlcp_drop(net, skb, DLCP_MIB_CSUM_ERRORS);
 
 	h = (const struct dlcp_hdr *)skb->data;

@@ -163,7 +163,8 @@ static int dlcp4_getsockopt(struct sock *sk, int level, int optname,
 	return ip_getsockopt(sk, level, optname, optval, optlen);
 }
 
-static bool dlcp4_rcv_addrs(struct sk_buff *skb, int *dif, int *sdif)
+INDIRECT_CALLABLE_SCOPE bool
+dlcp4_rcv_addrs(struct sk_buff *skb, int *dif, int *sdif)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	struct dlcp_skb_cb *cb = dlcp_cb(skb);
@@ -177,19 +178,22 @@ static bool dlcp4_rcv_addrs(struct sk_buff *skb, int *dif, int *sdif)
 	return true;
 }
 
-static bool dlcp4_csum_init(struct sk_buff *skb)
+INDIRECT_CALLABLE_SCOPE bool
+dlcp4_csum_init(struct sk_buff *skb)
 {
 	return !skb_checksum_init(skb, dlcp_ipproto, inet_compute_pseudo);
 }
 
-static bool dlcp4_policy_check(struct sock *sk, struct sk_buff *skb)
+INDIRECT_CALLABLE_SCOPE bool
+dlcp4_policy_check(struct sock *sk, struct sk_buff *skb)
 {
 	return xfrm4_policy_check(sk, XFRM_POLICY_IN, skb);
 }
 
 /* Zero over IPv4, as IPv4 allows, but UDP GSO needs one. */
-static void dlcp4_udp_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-			   const struct in6_addr *daddr)
+INDIRECT_CALLABLE_SCOPE void
+dlcp4_udp_csum(struct sk_buff *skb, const struct in6_addr *saddr,
+	       const struct in6_addr *daddr)
 {
 	if (skb_is_gso(skb))
 		dlcp_udp_csum_partial(skb, udp_v4_check(skb->len,

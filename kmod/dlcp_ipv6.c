@@ -191,7 +191,8 @@ static int dlcp6_getsockopt(struct sock *sk, int level, int optname,
 	return ipv6_getsockopt(sk, level, optname, optval, optlen);
 }
 
-static bool dlcp6_rcv_addrs(struct sk_buff *skb, int *dif, int *sdif)
+INDIRECT_CALLABLE_SCOPE bool
+dlcp6_rcv_addrs(struct sk_buff *skb, int *dif, int *sdif)
 {
 	const struct ipv6hdr *ip6h = ipv6_hdr(skb);
 	struct dlcp_skb_cb *cb = dlcp_cb(skb);
@@ -210,19 +211,22 @@ static bool dlcp6_rcv_addrs(struct sk_buff *skb, int *dif, int *sdif)
 	       !ipv6_addr_v4mapped(&cb->daddr);
 }
 
-static bool dlcp6_csum_init(struct sk_buff *skb)
+INDIRECT_CALLABLE_SCOPE bool
+dlcp6_csum_init(struct sk_buff *skb)
 {
 	return !skb_checksum_init(skb, dlcp_ipproto, ip6_compute_pseudo);
 }
 
-static bool dlcp6_policy_check(struct sock *sk, struct sk_buff *skb)
+INDIRECT_CALLABLE_SCOPE bool
+dlcp6_policy_check(struct sock *sk, struct sk_buff *skb)
 {
 	return xfrm6_policy_check(sk, XFRM_POLICY_IN, skb);
 }
 
 /* Required over IPv6; of a UDP GSO super-packet, left to segmentation. */
-static void dlcp6_udp_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-			   const struct in6_addr *daddr)
+INDIRECT_CALLABLE_SCOPE void
+dlcp6_udp_csum(struct sk_buff *skb, const struct in6_addr *saddr,
+	       const struct in6_addr *daddr)
 {
 	struct udphdr *uh = (struct udphdr *)skb->data;
 

@@ -195,7 +195,8 @@ void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 	uh->dest = htons(READ_ONCE(dn->udp_port));
 	uh->len = htons(skb->len);
 	uh->check = 0;
-	af->udp_csum(skb, saddr, daddr);
+	INDIRECT_CALL_2(af->udp_csum, dlcp4_udp_csum, dlcp6_udp_csum, skb, saddr,
+			daddr);
 }
 
 /*
