@@ -174,8 +174,9 @@ static void dlcp_cc_test_timeout(struct kunit *test)
 /* RFC 6298's timeout, doubled per back-off, within its bounds. */
 static void dlcp_cc_test_rto(struct kunit *test)
 {
-	u32 rto_min = READ_ONCE(dlcp_pernet(&init_net)->rto_min_ms) *
-		      USEC_PER_MSEC;
+	struct dlcp_net *dn = dlcp_pernet(&init_net);
+	u32 rto_min = READ_ONCE(dn->rto_min_ms) * USEC_PER_MSEC;
+	int msg_timeout_ms = READ_ONCE(dn->msg_timeout_ms);
 	struct ct_ctx c;
 
 	KUNIT_ASSERT_EQ(test, ct_open(&c), 0);
@@ -192,6 +193,19 @@ static void dlcp_cc_test_rto(struct kunit *test)
 	c.p->srtt_us = DLCP_RTT_MAX_US;
 	c.p->rto_shift = 31;
 	KUNIT_EXPECT_EQ(test, dlcp_peer_rto_us(c.sk, c.p), DLCP_RTO_MAX_US);
+	/*
+	 * A short msg_timeout_ms stops the back-off at a fifth of it, so
+	 * that several transmissions go out before a message gives up, but
+	 * never below the RTO itself.
+	 */
+	c.p->srtt_us = 100 * USEC_PER_MSEC;
+	WRITE_ONCE(dn->msg_timeout_ms, 4000);
+	KUNIT_EXPECT_EQ(test, dlcp_peer_rto_us(c.sk, c.p),
+			4000 * USEC_PER_MSEC / DLCP_GIVE_UP_TRIES);
+	WRITE_ONCE(dn->msg_timeout_ms, 1);
+	KUNIT_EXPECT_EQ(test, dlcp_peer_rto_us(c.sk, c.p),
+			max_t(u32, rto_min, 140 * USEC_PER_MSEC));
+	WRITE_ONCE(dn->msg_timeout_ms, msg_timeout_ms);
 	ct_close(&c);
 }
 

@@ -223,6 +223,7 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_PEER_HASH_BITS	4
 #define DLCP_MAX_PEERS		1024		/* destinations per socket */
 #define DLCP_STALL_MULT		4		/* msg_timeouts without progress */
+#define DLCP_GIVE_UP_TRIES	5		/* RTOs or PROBEs per msg_timeout */
 #define DLCP_IN_PEER_BITS	8		/* buckets of in_peer_msgs */
 
 #include "dlcp_msg.h"

@@ -74,8 +74,21 @@ int dlcp_mem_init(void)
 	return percpu_counter_init(&dlcp_sockets_allocated, 0, GFP_KERNEL);
 }
 
+/*
+ * Every socket is gone (each held a module reference): whatever the
+ * protocol counted in its pages, in dlcp_memory_allocated and in the
+ * per-CPU reserves the core keeps in front of it, must have come back. A
+ * remainder is an accounting leak, which while loaded would have lowered
+ * net.dlcp.mem for good.
+ */
 void dlcp_mem_exit(void)
 {
+	long pages = atomic_long_read(&dlcp_memory_allocated);
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		pages += per_cpu(dlcp_memory_per_cpu_fw_alloc, cpu);
+	WARN(pages, "dlcp: %ld pages still counted at unload\n", pages);
 	percpu_counter_destroy(&dlcp_sockets_allocated);
 }
 

@@ -302,10 +302,19 @@ void dlcp_out_send_ctl(struct sock *sk, struct dlcp_out_msg *m,
 			       DLCP_MIB_PROBES_SENT : DLCP_MIB_ABORTS_SENT);
 }
 
-/* The header flags of segment @seg of @m, resent if @rtx. */
+/*
+ * The header flags of segment @seg of @m, resent if @rtx. After a timeout
+ * with no word from the receiver since (@m's peer is backing off), every
+ * packet asks to be answered at once: a report per few packets is then a
+ * report per timeout, and under burst loss a live receiver whose reports
+ * are lost would look silent after a few of them.
+ */
 static u8 dlcp_out_seg_flags(const struct dlcp_out_msg *m, u32 seg, bool rtx)
 {
 	u8 flags = rtx ? DLCP_HF_RETRANS : 0;
+
+	if (m->peer->rto_shift)
+		flags |= DLCP_HF_ACKREQ;
 
 	if (dlcp_seg_crit(m, seg))
 		flags |= DLCP_HF_CRITICAL;

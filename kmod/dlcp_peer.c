@@ -122,12 +122,20 @@ void dlcp_peer_free_all(struct sock *sk)
 
 /*
  * RFC 6298's timeout for @p (NULL: a peer with no RTT sample yet), doubled
- * per timeout since the last RTT sample.
+ * per timeout since the last RTT sample. The back-off stops at
+ * DLCP_RTO_MAX_US, or sooner at 1/DLCP_GIVE_UP_TRIES of msg_timeout_ms:
+ * a message gives up after msg_timeout_ms without a word from its
+ * receiver, and a live receiver must have had that many transmissions to
+ * answer by then, however slowly they go. Loss comes in bursts that span
+ * packets, not time (a queue that overflows, a link that flaps): two
+ * transmissions two seconds apart can both fall into one burst.
  */
 u32 dlcp_peer_rto_us(const struct sock *sk, const struct dlcp_peer *p)
 {
-	u32 rto_min = READ_ONCE(dlcp_pernet(sock_net(sk))->rto_min_ms) *
-		      USEC_PER_MSEC;
+	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
+	u32 rto_min = READ_ONCE(dn->rto_min_ms) * USEC_PER_MSEC;
+	u64 rto_max = (u64)READ_ONCE(dn->msg_timeout_ms) * USEC_PER_MSEC /
+		      DLCP_GIVE_UP_TRIES;
 	u32 rto;
 
 	if (!p || !p->srtt_us)
@@ -137,7 +145,8 @@ u32 dlcp_peer_rto_us(const struct sock *sk, const struct dlcp_peer *p)
 			   2 * minmax_get(&p->late_us));
 	/* clamped before the back-off, which could shift bits out */
 	rto = min_t(u32, rto, DLCP_RTO_MAX_US);
-	return min_t(u64, (u64)rto << (p ? p->rto_shift : 0), DLCP_RTO_MAX_US);
+	rto_max = clamp_t(u64, rto_max, rto, DLCP_RTO_MAX_US);
+	return min_t(u64, (u64)rto << (p ? p->rto_shift : 0), rto_max);
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_rto_us);
 

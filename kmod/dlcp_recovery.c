@@ -326,7 +326,7 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 	u32 now_us = dlcp_now_us(), i;
 	struct dlcp_net *dn = dlcp_pernet(net);
 	unsigned long give_up = msecs_to_jiffies(READ_ONCE(dn->msg_timeout_ms));
-	u64 probe_max = jiffies_to_usecs(give_up) / 5;
+	u64 probe_max = jiffies_to_usecs(give_up) / DLCP_GIVE_UP_TRIES;
 	struct dlcp_out_msg *m, *tmp;
 
 	lockdep_assert_held(&dsk->lock);

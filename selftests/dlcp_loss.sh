@@ -206,18 +206,12 @@ case_burst_loss_gemodel()
 # 50 Mbit/s bottleneck on the data side; 120 messages of 1 B to 4 MiB with
 # budgets 0-20%, 6 in flight. Every message must complete within its
 # budget (none with ETIMEDOUT), and the receiver must get each one. The
-# sender's msg_timeout_ms is 4 s: a sender that took a message's own
-# REPORTs, not its receiver's, for the sign of life would give up on
-# messages that a burst or the window left unreported that long (and the
-# give-up for no progress, 4 x 4 s, is far beyond a live transfer).
-#
-# Not among the default cases yet: it fails today in UDP mode, IPv4 and
-# IPv6 (2 to 12 messages of 120 end with ETIMEDOUT, in runs of up to 6
-# sent together), while the native run passes. A likely cause: the
-# backed-off retransmission timeout is capped at 2 s whatever
-# msg_timeout_ms is, so a message gets about two retransmissions before
-# a 4 s give-up. Run it by name:
-#   DLCP_LOSS_CASES=burst_loss_receiver_alive selftests/dlcp_loss_udp.sh
+# sender's msg_timeout_ms is 4 s: the netem loss chain moves on per
+# packet, so while a sender backs off, one burst spans seconds. A sender
+# whose timeout backed off to 2 s whatever msg_timeout_ms is, and whose
+# packets after a timeout asked for no report, gave its receiver about
+# two REPORTs to get through before it gave up (in UDP mode 2 to 12 of
+# 120 messages ended with ETIMEDOUT, in runs sent together).
 case_burst_loss_receiver_alive()
 {
 	local ge="loss gemodel 1.8% 30% 75% 0.5% duplicate 1% corrupt 0.5%"
@@ -454,6 +448,7 @@ CASES=(
 	budget_10pct_loss_5pct
 	budget_reordered_not_lost
 	burst_loss_gemodel
+	burst_loss_receiver_alive
 	critical_ranges_intact
 	deadline_over_budget
 	receiver_vanishes
