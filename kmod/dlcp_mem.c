@@ -25,7 +25,8 @@
  *
  * The pages of outgoing messages count in the protocol's pages too, from
  * sendmsg() until the message is freed, and sendmsg() fails with ENOBUFS
- * at the hard limit (dlcp_mem_charge_snd()); the per-socket limit for
+ * at the hard limit, or under pressure for a socket holding more than its
+ * share of it (dlcp_mem_charge_snd()); the per-socket limit for
  * them is max(SO_SNDBUF, net.dlcp.wmem) (dlcp_sock.c), and the pages are
  * charged to the memory cgroup as they are allocated (GFP_KERNEL_ACCOUNT).
  */
@@ -151,21 +152,44 @@ void dlcp_mem_uncharge(struct sock *sk, u32 bytes)
 }
 
 /*
- * Count the @bytes of an outgoing message of @sk in the protocol's pages;
- * false, counting nothing, if that would pass the hard limit of
- * net.dlcp.mem.
+ * Count the @bytes of an outgoing message of @sk, already reserved in
+ * dlcp_sock.snd_mem, in the protocol's pages; false, counting nothing, if
+ * that would pass the hard limit of net.dlcp.mem, or if the protocol is
+ * under pressure (above the second value) and @sk holds more than its
+ * share of the hard limit (send and receive memory), as the core limits
+ * receive memory (__sk_mem_raise_allocated()). Without the share, one
+ * socket whose receiver keeps its messages alive (answering, never
+ * finishing them) fills the protocol's pages up to its own limit, and
+ * every other socket's sendmsg() fails. A socket that holds nothing else
+ * may always send one message below the hard limit.
  */
 bool dlcp_mem_charge_snd(struct sock *sk, u32 bytes)
 {
 	long pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
+	long allocated = atomic_long_add_return(pages, &dlcp_memory_allocated);
+	u64 held = READ_ONCE(dlcp_sk(sk)->snd_mem);
 
-	if (atomic_long_add_return(pages, &dlcp_memory_allocated) >
-	    sk_prot_mem_limits(sk, 2)) {
-		atomic_long_sub(pages, &dlcp_memory_allocated);
-		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_PROTOMEM);
-		return false;
+	if (allocated > sk_prot_mem_limits(sk, 2))
+		goto refuse;
+	/*
+	 * The socket count is summed: its quick read lags by up to a batch
+	 * of 32 a CPU, and would find a few sockets to be none.
+	 */
+	if (allocated > sk_prot_mem_limits(sk, 1)) {
+		dlcp_enter_memory_pressure(sk);
+		if (held > bytes &&
+		    DIV_ROUND_UP(held + atomic_read(&sk->sk_rmem_alloc),
+				 PAGE_SIZE) *
+		    percpu_counter_sum_positive(&dlcp_sockets_allocated) >
+		    sk_prot_mem_limits(sk, 2))
+			goto refuse;
 	}
 	return true;
+
+refuse:
+	atomic_long_sub(pages, &dlcp_memory_allocated);
+	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_PROTOMEM);
+	return false;
 }
 
 /* Return what dlcp_mem_charge_snd() counted for @bytes. */

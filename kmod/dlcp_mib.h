@@ -55,7 +55,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_RETRANS_REPORTED,	/* retransmission: gap in a report */
 	DLCP_MIB_RETRANS_TIMEOUT,	/* retransmission: guard timer */
 	DLCP_MIB_OUT_MSGS,		/* messages accepted by sendmsg */
-	DLCP_MIB_OUT_PROTOMEM,		/* sendmsg refused: net.dlcp.mem */
+	DLCP_MIB_OUT_PROTOMEM,		/* sendmsg refused: net.dlcp.mem or share */
 	DLCP_MIB_OUT_MSGS_DONE,		/* STOP received */
 	DLCP_MIB_OUT_MSGS_FAILED,	/* no answer within msg_timeout */
 	DLCP_MIB_OUT_MSGS_LOSSY,	/* STOP reported bytes given up */

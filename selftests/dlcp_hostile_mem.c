@@ -314,6 +314,61 @@ TEST(send_memory_protocol_limit)
 	EXPECT_GE(before + 8, after);
 }
 
+/*
+ * Under pressure (above the second value of net.dlcp.mem) a socket holding
+ * more than its share of the hard limit (the third value divided by the
+ * number of DLCP sockets) may not send more, so that one socket whose
+ * messages stay (here: to a port with no socket; in the field, to a
+ * receiver that answers but never finishes them) cannot take every page
+ * and fail every other socket's sendmsg(). The hog stops with ENOBUFS near
+ * half the hard limit (two sockets); the other socket still sends.
+ */
+TEST(send_memory_share_under_pressure)
+{
+	static char msg[1 << 20];
+	char old[64] = "", lim[64];
+	int fd, hog, other, sent, i, err = 0;
+	long before, hog_pages;
+	uint64_t refused;
+
+	fd = open_global(DLCP_MEM, old, sizeof(old));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dlcp_new_netns());
+	hog = bound4("127.0.0.1");
+	other = bound4("127.0.0.1");
+	ASSERT_LE(0, hog);
+	ASSERT_LE(0, other);
+	memset(msg, 0x3c, sizeof(msg));
+	before = proto_pages();
+	ASSERT_LE(0, before);
+	refused = snmp("DlcpOutProtoMem");
+	/* 256 pages a message: pressure from the 4th, hard limit at the 12th */
+	snprintf(lim, sizeof(lim), "%ld %ld %ld\n", before + 100, before + 1000,
+		 before + 3000);
+	ASSERT_EQ(strlen(lim), pwrite(fd, lim, strlen(lim), 0));
+	for (sent = 0; sent < 16; sent++) {
+		if (send_to(hog, "127.0.0.1", 9, msg, sizeof(msg), 0) < 0) {
+			err = errno;
+			break;
+		}
+	}
+	hog_pages = proto_pages() - before;
+	for (i = 0; i < 4; i++)
+		if (send_to(other, "127.0.0.1", 9, msg, sizeof(msg), 0) < 0)
+			break;
+	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
+	close(fd);
+	TH_LOG("hog: %d messages (%ld pages), then errno %d; the other socket: %d of 4",
+	       sent, hog_pages, err, i);
+	EXPECT_EQ(ENOBUFS, err);
+	EXPECT_LE(3, sent);
+	EXPECT_GE(8, sent);
+	EXPECT_EQ(4, i);
+	EXPECT_LE(refused + 1, snmp("DlcpOutProtoMem"));
+	close_now(hog);
+	close_now(other);
+}
+
 /* ------------------------------------------------------------------ */
 /* Memory safety: UDP GSO from small page fragments                     */
 /* ------------------------------------------------------------------ */
