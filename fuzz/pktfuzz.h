@@ -79,6 +79,7 @@ void snap_take(struct snap *sn);
 int64_t dsnap(const struct snap *a, const struct snap *b, int ns,
 	      const char *name);
 long long sysctl_read(int ns, const char *name);
+long long proto_mem_pcpu_rsv(void);
 int proto_mem_read(long long mem[3]);
 long proto_pages(void);
 struct sock_row {

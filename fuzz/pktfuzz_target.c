@@ -182,6 +182,24 @@ long long sysctl_read(int ns, const char *name)
 	return v;
 }
 
+/*
+ * The core's per-CPU reserve in front of a protocol's memory_allocated,
+ * in pages: net.core.mem_pcpu_rsv where the kernel has it, else its
+ * fixed SK_MEMORY_PCPU_RESERVE (1 MiB).
+ */
+long long proto_mem_pcpu_rsv(void)
+{
+	FILE *f = fopen_in(ns_init, "/proc/sys/net/core/mem_pcpu_rsv");
+	long long v = 256;
+
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = 256;
+		fclose(f);
+	}
+	return v;
+}
+
 /* net.dlcp.mem (pages; the initial namespace's): 0, or -1 if unreadable */
 int proto_mem_read(long long mem[3])
 {

@@ -66,6 +66,20 @@ static long proto_pages(void)
 	return pages;
 }
 
+/*
+ * Set net.dlcp.mem (@fd, open_global()) to @min, @pressure and @max pages
+ * above @before, the pages in use. 0, or -1.
+ */
+static int mem_above(int fd, long before, long min, long pressure, long max)
+{
+	char lim[64];
+	int n;
+
+	n = snprintf(lim, sizeof(lim), "%ld %ld %ld\n", before + min,
+		     before + pressure, before + max);
+	return pwrite(fd, lim, n, 0) == n ? 0 : -1;
+}
+
 /* Bytes of receive memory of the socket on local port @port, or -1. */
 static long sock_rmem(uint16_t port)
 {
@@ -270,7 +284,7 @@ TEST(fresh_id_flood_protocol_limit)
  */
 TEST(send_memory_protocol_limit)
 {
-	char old[64] = "", lim[64];
+	char old[64] = "";
 	static char msg[4 << 20];
 	uint64_t refused;
 	long before, held, after;
@@ -287,9 +301,7 @@ TEST(send_memory_protocol_limit)
 	ASSERT_LE(0, before);
 	refused = snmp("DlcpOutProtoMem");
 	/* 1300 pages more than in use: 1024 fit; a second message does not */
-	snprintf(lim, sizeof(lim), "%ld %ld %ld\n", before + 400, before + 800,
-		 before + 1300);
-	ASSERT_EQ(strlen(lim), pwrite(fd, lim, strlen(lim), 0));
+	ASSERT_EQ(0, mem_above(fd, before, 400, 800, 1300));
 	for (sent = 0, err = 0; sent < 4 && !err; )
 		if (send_to(s, "127.0.0.1", 9, msg, sizeof(msg), 0) < 0)
 			err = errno;
@@ -326,7 +338,7 @@ TEST(send_memory_protocol_limit)
 TEST(send_memory_share_under_pressure)
 {
 	static char msg[1 << 20];
-	char old[64] = "", lim[64];
+	char old[64] = "";
 	int fd, hog, other, sent, i, err = 0;
 	long before, hog_pages;
 	uint64_t refused;
@@ -343,9 +355,7 @@ TEST(send_memory_share_under_pressure)
 	ASSERT_LE(0, before);
 	refused = snmp("DlcpOutProtoMem");
 	/* 256 pages a message: pressure from the 4th, hard limit at the 12th */
-	snprintf(lim, sizeof(lim), "%ld %ld %ld\n", before + 100, before + 1000,
-		 before + 3000);
-	ASSERT_EQ(strlen(lim), pwrite(fd, lim, strlen(lim), 0));
+	ASSERT_EQ(0, mem_above(fd, before, 100, 1000, 3000));
 	for (sent = 0; sent < 16; sent++) {
 		if (send_to(hog, "127.0.0.1", 9, msg, sizeof(msg), 0) < 0) {
 			err = errno;
@@ -461,7 +471,7 @@ TEST_F_TIMEOUT(big, gso_small_page_frags, 240)
  */
 TEST_F_TIMEOUT(big, protocol_mem_first_value_is_no_limit, 120)
 {
-	char old[64] = "", lim[64];
+	char old[64] = "";
 	uint64_t protomem;
 	long before;
 	int fd, tx, rx, n;
@@ -476,9 +486,7 @@ TEST_F_TIMEOUT(big, protocol_mem_first_value_is_no_limit, 120)
 	before = proto_pages();
 	ASSERT_LE(0, before);
 	protomem = snmp("DlcpDropProtoMem");
-	snprintf(lim, sizeof(lim), "%ld %ld %ld\n", before + 16,
-		 before + 100000, before + 200000);
-	ASSERT_EQ(strlen(lim), pwrite(fd, lim, strlen(lim), 0));
+	ASSERT_EQ(0, mem_above(fd, before, 16, 100000, 200000));
 	n = big_transfers(_metadata, tx, rx);
 	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
 	close(fd);
