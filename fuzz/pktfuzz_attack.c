@@ -786,12 +786,12 @@ int attack_check(const struct snap *a, const struct snap *b, int mixed,
 			  at.max_in * (mixed ? 5 : 1), (int64_t)pk.in_msgs[0]);
 	/*
 	 * The count shown is the core's memory_allocated: receive memory
-	 * reaches it through a per-CPU reserve (net.core.mem_pcpu_rsv,
-	 * 256 pages) a CPU, and the core compares
-	 * the count without the reserves to the limit, then takes a refused
-	 * charge back from the reserve, not the count. So the count can
-	 * stand above the limit by up to a reserve a CPU, as TCP's and
-	 * UDP's do; 64 pages more for charges being given back.
+	 * reaches it through a per-CPU reserve (net.core.mem_pcpu_rsv, 256
+	 * pages) a CPU, and the core compares the count without the
+	 * reserves to the limit, then takes a refused charge back from the
+	 * reserve, not the count. So the count can stand above the limit
+	 * by up to a reserve a CPU, as TCP's and UDP's do; 64 pages more
+	 * for charges being given back.
 	 */
 	if (!proto_mem_read(mem))
 		fails += check_le("peak DLCP pages (net.dlcp.mem max)",

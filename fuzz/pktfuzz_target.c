@@ -190,13 +190,13 @@ long long sysctl_read(int ns, const char *name)
 long long proto_mem_pcpu_rsv(void)
 {
 	FILE *f = fopen_in(ns_init, "/proc/sys/net/core/mem_pcpu_rsv");
-	long long v = 256;
+	long long v;
 
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = 256;
-		fclose(f);
-	}
+	if (!f)
+		return 256;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = 256;
+	fclose(f);
 	return v;
 }
 

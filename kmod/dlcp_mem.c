@@ -171,12 +171,13 @@ bool dlcp_mem_charge_snd(struct sock *sk, u32 bytes)
 
 	if (allocated > sk_prot_mem_limits(sk, 2))
 		goto refuse;
-	/*
-	 * The socket count is summed: its quick read lags by up to a batch
-	 * of 32 a CPU, and would find a few sockets to be none.
-	 */
 	if (allocated > sk_prot_mem_limits(sk, 1)) {
 		dlcp_enter_memory_pressure(sk);
+		/*
+		 * The socket count is summed: its quick read lags by up to
+		 * a batch of 32 a CPU, and would find a few sockets to be
+		 * none.
+		 */
 		if (held > bytes &&
 		    DIV_ROUND_UP(held + atomic_read(&sk->sk_rmem_alloc),
 				 PAGE_SIZE) *

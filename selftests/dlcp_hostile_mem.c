@@ -80,6 +80,19 @@ static int mem_above(int fd, long before, long min, long pressure, long max)
 	return pwrite(fd, lim, n, 0) == n ? 0 : -1;
 }
 
+/*
+ * Enter a new network namespace and bind two sockets to 127.0.0.1 in it:
+ * 0, or -1.
+ */
+static int netns_two_sockets(int *a, int *b)
+{
+	if (dlcp_new_netns())
+		return -1;
+	*a = bound4("127.0.0.1");
+	*b = bound4("127.0.0.1");
+	return *a < 0 || *b < 0 ? -1 : 0;
+}
+
 /* Bytes of receive memory of the socket on local port @port, or -1. */
 static long sock_rmem(uint16_t port)
 {
@@ -345,11 +358,7 @@ TEST(send_memory_share_under_pressure)
 
 	fd = open_global(DLCP_MEM, old, sizeof(old));
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dlcp_new_netns());
-	hog = bound4("127.0.0.1");
-	other = bound4("127.0.0.1");
-	ASSERT_LE(0, hog);
-	ASSERT_LE(0, other);
+	ASSERT_EQ(0, netns_two_sockets(&hog, &other));
 	memset(msg, 0x3c, sizeof(msg));
 	before = proto_pages();
 	ASSERT_LE(0, before);
@@ -478,11 +487,7 @@ TEST_F_TIMEOUT(big, protocol_mem_first_value_is_no_limit, 120)
 
 	fd = open_global(DLCP_MEM, old, sizeof(old));
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dlcp_new_netns());
-	tx = bound4("127.0.0.1");
-	rx = bound4("127.0.0.1");
-	ASSERT_LE(0, tx);
-	ASSERT_LE(0, rx);
+	ASSERT_EQ(0, netns_two_sockets(&tx, &rx));
 	before = proto_pages();
 	ASSERT_LE(0, before);
 	protomem = snmp("DlcpDropProtoMem");

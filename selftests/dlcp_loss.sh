@@ -207,11 +207,10 @@ case_burst_loss_gemodel()
 # budgets 0-20%, 6 in flight. Every message must complete within its
 # budget (none with ETIMEDOUT), and the receiver must get each one. The
 # sender's msg_timeout_ms is 4 s: the netem loss chain moves on per
-# packet, so while a sender backs off, one burst spans seconds. A sender
-# whose timeout backed off to 2 s whatever msg_timeout_ms is, and whose
-# packets after a timeout asked for no report, gave its receiver about
-# two REPORTs to get through before it gave up (in UDP mode 2 to 12 of
-# 120 messages ended with ETIMEDOUT, in runs sent together).
+# packet, so while a sender backs off, one burst spans seconds, and the
+# sender must give its receiver enough REPORTs to get one through before
+# it gives up (its back-off stops at a fifth of msg_timeout_ms, and its
+# packets ask for a REPORT each until it hears from the receiver).
 case_burst_loss_receiver_alive()
 {
 	local ge="loss gemodel 1.8% 30% 75% 0.5% duplicate 1% corrupt 0.5%"
