@@ -156,7 +156,8 @@ void dlcp_mem_uncharge(struct sock *sk, u32 bytes)
  * dlcp_sock.snd_mem, in the protocol's pages; false, counting nothing, if
  * that would pass the hard limit of net.dlcp.mem, or if the protocol is
  * under pressure (above the second value) and @sk holds more than its
- * share of the hard limit (send and receive memory), as the core limits
+ * share of the hard limit (send and receive memory; the limit divided by
+ * the number of sockets and one), as the core limits
  * receive memory (__sk_mem_raise_allocated()). Without the share, one
  * socket whose receiver keeps its messages alive (answering, never
  * finishing them) fills the protocol's pages up to its own limit, and
@@ -174,14 +175,16 @@ bool dlcp_mem_charge_snd(struct sock *sk, u32 bytes)
 	if (allocated > sk_prot_mem_limits(sk, 1)) {
 		dlcp_enter_memory_pressure(sk);
 		/*
-		 * The socket count is summed: its quick read lags by up to
-		 * a batch of 32 a CPU, and would find a few sockets to be
-		 * none.
+		 * The share is the hard limit divided by the sockets, and
+		 * one more: a socket alone must leave room for the next
+		 * one, which may hold nothing yet. The socket count is
+		 * summed: its quick read lags by up to a batch of 32 a CPU,
+		 * and would find a few sockets to be none.
 		 */
 		if (held > bytes &&
 		    DIV_ROUND_UP(held + atomic_read(&sk->sk_rmem_alloc),
 				 PAGE_SIZE) *
-		    percpu_counter_sum_positive(&dlcp_sockets_allocated) >
+		    (percpu_counter_sum_positive(&dlcp_sockets_allocated) + 1) >
 		    sk_prot_mem_limits(sk, 2))
 			goto refuse;
 	}
