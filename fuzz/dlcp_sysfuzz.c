@@ -100,6 +100,8 @@ const char *const call_name[] = {
  *  recvmsg: dlcp_recvmsg(), skb_recv_datagram (EAGAIN), dlcp(7).
  *  sockopts at SOL_DLCP: dlcp_[gs]etsockopt(); ENODEV from DLCP_PATHS
  *	naming an interface that does not exist.
+ *  setsockopt at SOL_IP: EMSGSIZE from IP_IPSEC_POLICY and IP_XFRM_POLICY
+ *	(xfrm_user_policy()) for a length of 0 or over a page.
  */
 static const int allow[__C_MAX][32] = {
 	[C_SOCKET] = { ENOMEM, ENOBUFS, EMFILE, 0 },
@@ -120,7 +122,7 @@ static const int allow[__C_MAX][32] = {
 	[C_GETSOCKOPT_DLCP] = { EINVAL, ENOPROTOOPT, EFAULT, 0 },
 	[C_SETSOCKOPT_SOCK] = { GENERIC_OPT, 0 },
 	[C_GETSOCKOPT_SOCK] = { GENERIC_OPT, 0 },
-	[C_SETSOCKOPT_IP] = { GENERIC_OPT, 0 },
+	[C_SETSOCKOPT_IP] = { GENERIC_OPT, EMSGSIZE, 0 },
 	[C_GETSOCKOPT_IP] = { GENERIC_OPT, 0 },
 	[C_SOCKOPT_OTHER] = { ENOPROTOOPT, EINVAL, EOPNOTSUPP, 0 },
 	[C_POLL] = { 0 },
