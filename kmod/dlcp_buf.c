@@ -143,6 +143,13 @@ int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
 		skb_fill_page_desc(skb, i++, p, poff, n);
 		skb->len += n;
 		skb->data_len += n;
+		/*
+		 * The bytes, not the page, as tcp_sendmsg() counts a page
+		 * fragment: the pages are the message's and are charged
+		 * whole in dlcp_sock.snd_mem and net.dlcp.mem until it is
+		 * freed; counting them again per packet in sk_wmem_alloc
+		 * would charge a page for each packet that shares it.
+		 */
 		skb->truesize += n;
 		off += n;
 		len -= n;

@@ -493,6 +493,7 @@ static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 		pf->offset += len;
 		skb->len += len;
 		skb->data_len += len;
+		/* the bytes of the shared page_frag, as ip_append_data() */
 		skb->truesize += len;
 	}
 	if (i < 2) {
