@@ -86,6 +86,8 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
  * @dst (a reference is taken): checksum it, add the UDP header in UDP
  * mode and the IP header. A UDP GSO super-packet (dlcp_out_send_gso())
  * holds @seg and the packets after it, each checksummed already.
+ * Returns 0, -ENOBUFS if a queue on the way dropped it, or the IP layer's
+ * error (-EPERM: netfilter or a cgroup program refused it).
  */
 int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 		  const struct in6_addr *saddr, const struct in6_addr *daddr,
@@ -120,9 +122,11 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 			      saddr, daddr, tos,
 			      udp ? IPPROTO_UDP : dlcp_ipproto,
 			      dlcp_entropy(dn, msg_id, seg), nsegs);
-	if (unlikely(net_xmit_eval(err))) {
+	err = net_xmit_eval(err);
+	if (unlikely(err)) {
 		DLCP_ADD_STATS(net, DLCP_MIB_OUT_ERRORS, nsegs);
-		return net_xmit_errno(err);
+		/* a qdisc's drop is ENOBUFS; an error (EPERM) stays itself */
+		return err > 0 ? net_xmit_errno(err) : err;
 	}
 	DLCP_ADD_STATS(net, DLCP_MIB_OUT_PKTS, nsegs);
 	DLCP_ADD_STATS(net, DLCP_MIB_OUT_CLASS0 + cls, nsegs);

@@ -23,7 +23,6 @@
  */
 #define _GNU_SOURCE
 #include <signal.h>
-#include <linux/errqueue.h>
 
 #include "dlcp_hostile.h"
 
@@ -140,53 +139,6 @@ TEST(ipv6_v4mapped_source)
 /* ------------------------------------------------------------------ */
 /* Liveness: every message ends                                         */
 /* ------------------------------------------------------------------ */
-
-/*
- * Wait up to @ms for a completion on @fd's error queue; its status in
- * @status and errno in @err. 0, or -1 if none came.
- */
-static int completion(int fd, int ms, uint32_t *status, int *err)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(struct sock_extended_err) + 64)];
-		struct cmsghdr align;
-	} ctl;
-	struct dlcp_completion c;
-	struct iovec iov = { .iov_base = &c, .iov_len = sizeof(c) };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
-	};
-	struct pollfd p = { .fd = fd };
-	struct cmsghdr *cm;
-
-	poll(&p, 1, ms);	/* POLLERR is always reported */
-	if (recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) != sizeof(c))
-		return -1;
-	*status = c.status;
-	*err = 0;
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-		if (cm->cmsg_level == SOL_DLCP &&
-		    cm->cmsg_type == DLCP_CMSG_COMPLETION)
-			*err = ((struct sock_extended_err *)CMSG_DATA(cm))->ee_errno;
-	return 0;
-}
-
-/* A sender on 127.0.0.1 with completions on and msg_timeout_ms @ms. */
-static int quick_sender(int ms)
-{
-	int fd, one = 1;
-
-	if (dlcp_sysctl_write("msg_timeout_ms", ms))
-		return -1;
-	fd = bound4("127.0.0.1");
-	if (fd >= 0 &&
-	    setsockopt(fd, SOL_DLCP, DLCP_RECVCOMPLETION, &one, sizeof(one))) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 /*
  * Every transmission fails (a tc filter drops each packet on lo: ENOBUFS):

@@ -5,8 +5,8 @@
  *    class 0, which only CAP_NET_ADMIN may use;
  *  - a socket bound to a device receives only what arrives there, and
  *    DLCP_PATHS cannot lead out of it;
- *  - socket filters, IPsec policies and cgroup BPF bind/connect programs
- *    apply to DLCP as to UDP.
+ *  - socket filters, IPsec policies and cgroup BPF bind, connect and
+ *    egress programs apply to DLCP as to UDP.
  *
  * Each test runs in a network namespace of its own (the harness forks a
  * child per test). Needs root and the dlcp module loaded; the helpers
@@ -224,8 +224,8 @@ static int sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
 }
 
-/* A cgroup/sock_addr program of @type that refuses every address. */
-static int bpf_refuse(enum bpf_attach_type type)
+/* A program of @prog_type, attached at @type, that returns 0: refuses all. */
+static int bpf_refuse(enum bpf_prog_type prog_type, enum bpf_attach_type type)
 {
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
@@ -234,7 +234,7 @@ static int bpf_refuse(enum bpf_attach_type type)
 	union bpf_attr attr;
 
 	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_CGROUP_SOCK_ADDR;
+	attr.prog_type = prog_type;
 	attr.expected_attach_type = type;
 	attr.insns = (uintptr_t)insns;
 	attr.insn_cnt = 2;
@@ -255,27 +255,114 @@ static int write_file(const char *path, const char *val)
 	return n == (ssize_t)strlen(val) ? 0 : -1;
 }
 
+/* A cgroup2 hierarchy mounted at a temporary directory, and a child. */
+struct cgroup_test {
+	char root[32];
+	char cg[300];
+};
+
 /*
- * In a child cgroup whose bind4 and connect4 programs refuse everything,
- * bind() and connect() of a DLCP socket fail with EPERM, as for UDP.
- * Returns the number of failed checks, or -1 to skip.
+ * Mount cgroup2 in a mount namespace of the test's own, make a child
+ * cgroup in it and attach to it, for each of the @n types, a program
+ * (bpf_refuse()) of @prog_type. 0, or a negative errno to skip for.
  */
-static int cgroup_child(const char *cg)
+static int cgroup_refusing(struct cgroup_test *t, enum bpf_prog_type prog_type,
+			   const enum bpf_attach_type *types, int n)
+{
+	int cgfd, i, err = 0;
+
+	strcpy(t->root, "/tmp/dlcp-cg-XXXXXX");
+	t->cg[0] = '\0';
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    !mkdtemp(t->root))
+		return -errno;
+	if (mount("none", t->root, "cgroup2", 0, NULL)) {
+		err = -errno;
+		rmdir(t->root);
+		return err;
+	}
+	snprintf(t->cg, sizeof(t->cg), "%s/dlcp-test-%d", t->root, getpid());
+	cgfd = mkdir(t->cg, 0755) ? -1 : open(t->cg, O_RDONLY | O_DIRECTORY);
+	for (i = 0; cgfd >= 0 && i < n && !err; i++) {
+		union bpf_attr attr;
+		int prog = bpf_refuse(prog_type, types[i]);
+
+		memset(&attr, 0, sizeof(attr));
+		attr.target_fd = cgfd;
+		attr.attach_bpf_fd = prog;
+		attr.attach_type = types[i];
+		if (prog < 0 || sys_bpf(BPF_PROG_ATTACH, &attr))
+			err = -errno;
+	}
+	if (cgfd < 0)
+		err = -errno;
+	else
+		close(cgfd);
+	return err;
+}
+
+static void cgroup_remove(struct cgroup_test *t)
+{
+	rmdir(t->cg);
+	umount(t->root);
+	rmdir(t->root);
+}
+
+/*
+ * Run @fn in a child process moved into a cgroup to which programs of
+ * @prog_type that refuse everything are attached, one for each of the @n
+ * @types: the number of checks @fn found failed, 0xff if the programs do
+ * not apply (skip), or a negative errno if they could not be set up.
+ */
+static int cgroup_refused(enum bpf_prog_type prog_type,
+			  const enum bpf_attach_type *types, int n,
+			  int (*fn)(void))
+{
+	struct cgroup_test t;
+	char path[340];
+	int status, rc;
+	pid_t pid;
+
+	rc = cgroup_refusing(&t, prog_type, types, n);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", t.cg);
+	pid = rc ? -1 : fork();
+	if (!pid)
+		_exit(write_file(path, "0") ? 0xff : fn() & 0xff);
+	if (!rc)
+		rc = pid < 0 || waitpid(pid, &status, 0) != pid ||
+		     !WIFEXITED(status) ? 1 : WEXITSTATUS(status);
+	cgroup_remove(&t);
+	return rc;
+}
+
+/* Skip for what cgroup_refused() says, or expect it to find no failure. */
+#define EXPECT_CGROUP_REFUSED(rc)					\
+	do {								\
+		if ((rc) < 0)						\
+			SKIP(return, "no cgroup programs: %s",		\
+			     strerror(-(rc)));				\
+		if ((rc) == 0xff)					\
+			SKIP(return, "cgroup programs do not apply here"); \
+		EXPECT_EQ(0, rc);					\
+	} while (0)
+
+/*
+ * bind() and connect() of a DLCP socket fail with EPERM, as for UDP,
+ * where the cgroup's bind4 and connect4 programs refuse everything.
+ */
+static int bind_connect_refused(void)
 {
 	struct sockaddr_in a = sin4("127.0.0.1", 0);
-	char path[400];
 	int fails = 0, fd, udp;
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	if (write_file(path, "0"))
-		return -1;
 	fd = socket(AF_INET, SOCK_DLCP, 0);
 	udp = socket(AF_INET, SOCK_DGRAM, 0);
 	if (fd < 0 || udp < 0)
 		return 1;
 	/* UDP first: if the programs do not stop it, skip */
 	if (!bind(udp, (struct sockaddr *)&a, sizeof(a)))
-		return -1;
+		return 0xff;
 	fails += !(bind(fd, (struct sockaddr *)&a, sizeof(a)) && errno == EPERM);
 	a.sin_port = htons(9);
 	fails += !(connect(fd, (struct sockaddr *)&a, sizeof(a)) &&
@@ -285,53 +372,57 @@ static int cgroup_child(const char *cg)
 
 TEST(cgroup_bpf_bind_connect)
 {
-	char root[] = "/tmp/dlcp-cg-XXXXXX", cg[300];
-	enum bpf_attach_type types[] = {
+	const enum bpf_attach_type types[] = {
 		BPF_CGROUP_INET4_BIND, BPF_CGROUP_INET4_CONNECT,
 	};
-	int cgfd, status, i;
-	pid_t pid;
+	int rc;
 
 	ASSERT_EQ(0, dlcp_new_netns());
-	ASSERT_EQ(0, unshare(CLONE_NEWNS));
-	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
-	ASSERT_NE(NULL, mkdtemp(root));
-	if (mount("none", root, "cgroup2", 0, NULL)) {
-		rmdir(root);
-		SKIP(return, "no cgroup2");
-	}
-	snprintf(cg, sizeof(cg), "%s/dlcp-test-%d", root, getpid());
-	ASSERT_EQ(0, mkdir(cg, 0755));
-	cgfd = open(cg, O_RDONLY | O_DIRECTORY);
-	ASSERT_LE(0, cgfd);
-	for (i = 0; i < 2; i++) {
-		union bpf_attr attr;
-		int prog = bpf_refuse(types[i]);
+	rc = cgroup_refused(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, types, 2,
+			    bind_connect_refused);
+	EXPECT_CGROUP_REFUSED(rc);
+}
 
-		if (prog < 0) {
-			rmdir(cg);
-			umount(root);
-			rmdir(root);
-			SKIP(return, "cannot load BPF: %s", strerror(errno));
-		}
-		memset(&attr, 0, sizeof(attr));
-		attr.target_fd = cgfd;
-		attr.attach_bpf_fd = prog;
-		attr.attach_type = types[i];
-		ASSERT_EQ(0, sys_bpf(BPF_PROG_ATTACH, &attr));
-	}
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(cgroup_child(cg) & 0xff);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	rmdir(cg);
-	umount(root);
-	rmdir(root);
-	ASSERT_TRUE(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 0xff)
-		SKIP(return, "cgroup programs do not apply here");
-	EXPECT_EQ(0, WEXITSTATUS(status));
+/*
+ * A message none of whose packets may leave (the cgroup's egress program
+ * drops each: the IP layer says EPERM, as to UDP) fails msg_timeout_ms
+ * after its first attempt, and its completion says EPERM, not ENOBUFS (a
+ * queue's drop).
+ */
+static int egress_refused(void)
+{
+	struct sockaddr_in a = sin4("127.0.0.1", 9);
+	uint32_t status = 0;
+	int fd, udp, err = 0;
+	double t0;
+
+	udp = socket(AF_INET, SOCK_DGRAM, 0);
+	if (udp < 0)
+		return 1;
+	/* UDP first: if the program does not stop it, skip */
+	if (sendto(udp, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)) == 1)
+		return 0xff;
+	if (errno != EPERM)
+		return 1;
+	fd = quick_sender(1000);
+	if (fd < 0 || send_to(fd, "127.0.0.1", 9, "0123456789", 10, 0) != 10)
+		return 1;
+	t0 = dlcp_now();
+	if (completion(fd, 8000, &status, &err))
+		return 1;
+	printf("# ended after %.1f s: status %u, %s\n", dlcp_now() - t0,
+	       status, strerror(err));
+	return (status != DLCP_DONE_TIMEOUT) + (err != EPERM);
+}
+
+TEST(cgroup_bpf_egress_ends_message)
+{
+	const enum bpf_attach_type type = BPF_CGROUP_INET_EGRESS;
+	int rc;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	rc = cgroup_refused(BPF_PROG_TYPE_CGROUP_SKB, &type, 1, egress_refused);
+	EXPECT_CGROUP_REFUSED(rc);
 }
 
 TEST_HARNESS_MAIN
