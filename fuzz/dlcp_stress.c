@@ -15,10 +15,12 @@
  *	timeout, and exits 1 unless every message got one. Prints the
  *	largest tx_mem of its socket seen after each sendmsg().
  *   dlcp_stress halfopen --src A --to ADDR --port P --count N
- *			  [--msg-len L] [--rate PPS]
+ *			  [--msg-len L] [--rate PPS] [--udp-port U]
  *	Raw-injects N DATA packets (valid, checksummed), each for a new
  *	message id of L bytes (default 64 MiB), at a random page-aligned
- *	offset: messages that are opened and never finished.
+ *	offset: messages that are opened and never finished. With
+ *	--udp-port, sends them inside UDP to port U (UDP mode) from a UDP
+ *	socket, which, unlike a DLCP socket, does not hold the module.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,7 +41,7 @@
 
 static struct {
 	const char *to, *src, *ready;
-	int port, time, read, completions;
+	int port, time, read, completions, udp_port;
 	unsigned long count, rate;
 	size_t size;
 	uint32_t msg_len;
@@ -218,7 +220,8 @@ static int halfopen(void)
 	uint32_t saddr, daddr, id;
 	unsigned long i;
 	double t0 = now();
-	int raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
+	int raw = o.udp_port ? socket(AF_INET, SOCK_DGRAM, 0) :
+			       socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
 
 	if (raw < 0 || inet_pton(AF_INET, o.src, &saddr) != 1 ||
 	    inet_pton(AF_INET, o.to, &daddr) != 1) {
@@ -231,6 +234,7 @@ static int halfopen(void)
 		return 1;
 	}
 	sin.sin_addr.s_addr = daddr;
+	sin.sin_port = htons((uint16_t)o.udp_port);
 	memset(payload, 0x11, sizeof(payload));
 	srand((unsigned int)getpid());
 	id = (uint32_t)rand() << 8;
@@ -268,7 +272,8 @@ int main(int argc, char **argv)
 		{ "size", 1, 0, 'z' }, { "time", 1, 0, 'T' },
 		{ "read", 0, 0, 'r' }, { "completions", 0, 0, 'C' },
 		{ "ready", 1, 0, 'R' }, { "msg-len", 1, 0, 'm' },
-		{ "rate", 1, 0, 'a' }, { 0, 0, 0, 0 }
+		{ "rate", 1, 0, 'a' }, { "udp-port", 1, 0, 'u' },
+		{ 0, 0, 0, 0 }
 	};
 	const char *mode;
 	int c;
@@ -290,6 +295,7 @@ int main(int argc, char **argv)
 		case 'R': o.ready = optarg; break;
 		case 'm': o.msg_len = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'a': o.rate = strtoul(optarg, NULL, 0); break;
+		case 'u': o.udp_port = atoi(optarg); break;
 		default: goto usage;
 		}
 	}

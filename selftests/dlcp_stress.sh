@@ -20,7 +20,11 @@
 #  teardown_cycles      N cycles (DLCP_STRESS_CYCLES, default 8) of heavy
 #	traffic between two namespaces, torn down mid-flight in turn by
 #	killing the processes, deleting the veth, deleting a namespace whose
-#	sockets are live; then rmmod must succeed and insmod again.
+#	sockets are live; then rmmod must succeed and insmod again;
+#  rmmod_under_udp_traffic  rmmod, and insmod again, while DLCP packets
+#	inside UDP keep arriving at a namespace's tunnel socket (net.dlcp.encap
+#	1) from a plain UDP sender, which does not hold the module: the
+#	namespace's exit must wait for the packets in the receive path.
 #
 # Topology: ns_sa (10.79.1.2) <-- veth --> ns_sb (10.79.1.1)
 
@@ -277,10 +281,40 @@ case_teardown_cycles()
 	echo "$CYCLES teardown cycles (rmmod + insmod each) in $((SECONDS - t0)) s"
 }
 
+case_rmmod_under_udp_traffic()
+{
+	local n pid port rc=0 before
+
+	ns_delete ns_sa ns_sb
+	topo || return 1
+	for n in 1 2 3 4; do
+		ip netns exec ns_sb sysctl -qw net.dlcp.encap=1 ||
+			{ fail "net.dlcp.encap=1"; rc=1; break; }
+		port=$(ip netns exec ns_sb sysctl -n net.dlcp.udp_port)
+		ip netns exec ns_sa "$STRESS" halfopen --src "$A" --to "$B" \
+			--port 7703 --count 10000000 --rate 20000 \
+			--msg-len 65536 --udp-port "$port" > /dev/null &
+		pid=$!
+		sleep 1
+		before=$(snmp ns_sb DlcpUdpInPkts)
+		rmmod_retry dlcp 10 || { fail "round $n: rmmod"; rc=1; }
+		kill "$pid" 2> /dev/null
+		wait "$pid" 2> /dev/null
+		insmod "$KO" || { fail "round $n: insmod $KO"; return 1; }
+		[ "$rc" -eq 0 ] || break
+		echo "round $n: rmmod with $before packets in through UDP"
+		[ "${before:-0}" -gt 0 ] ||
+			{ fail "round $n: no packet came in through UDP"; rc=1; break; }
+	done
+	ns_delete ns_sa ns_sb
+	return $rc
+}
+
 CASES=(
 	half_open_messages
 	receiver_never_reads
 	teardown_cycles
+	rmmod_under_udp_traffic
 )
 
 require_root
