@@ -81,7 +81,7 @@ extern struct kunit_suite dlcp_wire_test_suite;
 extern struct kunit_suite dlcp_rs_test_suite;
 extern struct kunit_suite dlcp_gaps_test_suite;
 extern struct kunit_suite dlcp_cc_test_suite;
-extern struct kunit_suite dlcp_resegment_test_suite;
+extern struct kunit_suite dlcp_out_test_suite;
 extern struct kunit_suite dlcp_peer_test_suite;
 
 #endif /* _DLCP_KUNIT_H */

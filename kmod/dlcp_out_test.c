@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of dlcp_out_resegment(): the re-cut of a message in flight
- * into smaller segments after the path MTU dropped.
+ * KUnit tests of the transmit path's pure parts: dlcp_out_resegment(), the
+ * re-cut of a message in flight into smaller segments after the path MTU
+ * dropped, and the size of a UDP GSO super-packet.
  */
 #include <linux/bitmap.h>
 #include <linux/net.h>
@@ -86,12 +87,29 @@ static void dlcp_resegment_test_states(struct kunit *test)
 	sock_release(sock);
 }
 
-static struct kunit_case dlcp_resegment_test_cases[] = {
+/*
+ * A UDP GSO super-packet's length must fit the IP length field: over
+ * IPv4 the total length counts the IP and UDP headers, over IPv6 the
+ * payload length the UDP header only.
+ */
+static void dlcp_out_test_gso_max_bytes(struct kunit *test)
+{
+	struct in6_addr v4, v6 = IN6ADDR_LOOPBACK_INIT;
+
+	ipv6_addr_set_v4mapped(htonl(INADDR_LOOPBACK), &v4);
+	KUNIT_EXPECT_EQ(test, dlcp_gso_max_bytes(&v4) + sizeof(struct iphdr) +
+			sizeof(struct udphdr), (size_t)U16_MAX);
+	KUNIT_EXPECT_EQ(test, dlcp_gso_max_bytes(&v6) + sizeof(struct udphdr),
+			(size_t)U16_MAX);
+}
+
+static struct kunit_case dlcp_out_test_cases[] = {
 	KUNIT_CASE(dlcp_resegment_test_states),
+	KUNIT_CASE(dlcp_out_test_gso_max_bytes),
 	{}
 };
 
-struct kunit_suite dlcp_resegment_test_suite = {
-	.name = "dlcp_resegment",
-	.test_cases = dlcp_resegment_test_cases,
+struct kunit_suite dlcp_out_test_suite = {
+	.name = "dlcp_out",
+	.test_cases = dlcp_out_test_cases,
 };
