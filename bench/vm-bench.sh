@@ -568,22 +568,50 @@ run_group()
 	cpu)	# 8: unshaped veth, bulk transfer, goodput per CPU second
 		unshaped
 		D=$([ -n "$QUICK" ] && echo 3 || echo 5)
-		both s8 unshaped_1m 1 "{\"size\":$MiB,\"concurrency\":4,\"duration\":$D}" "" -- \
-			--size 1m --concurrency 4 --duration "$D"
-		# UDP mode with one source port per message: UDP GSO super-packets
-		# (the receiver's namespace opens its UDP port)
-		ip netns exec $RNS sysctl -qw net.dlcp.encap=1
-		ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=0 net.dlcp.udp_gso=1
-		run_case s8 unshaped_1m_udp_gso dlcp 1 \
-			"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0}" -- \
-			--size 1m --concurrency 4 --duration "$D" --encap udp
-		# the same without super-packets: what UDP GSO saves
-		ip netns exec $SNS sysctl -qw net.dlcp.udp_gso=0
-		run_case s8 unshaped_1m_udp dlcp 1 \
-			"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0,\"udp_gso\":0}" -- \
-			--size 1m --concurrency 4 --duration "$D" --encap udp
-		ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=1
-		ip netns exec $RNS sysctl -qw net.dlcp.encap=0
+		local mtu
+		for mtu in 1500 9000; do
+			local sfx="" p1="" udpc=unshaped_1m_udp
+			if [ "$mtu" = 9000 ]; then
+				sfx=_9k; p1=",\"mtu\":9000"; udpc=unshaped_1m_udp_9k
+			fi
+			ip -n bsnd link set veth0 mtu "$mtu"
+			ip -n brcv link set veth1 mtu "$mtu"
+			# native super-packets (net.dlcp.gso)
+			ip netns exec $SNS sysctl -qw net.dlcp.gso=1
+			both s8 "unshaped_1m$sfx" 1 "{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"gso\":1$p1}" "" -- \
+				--size 1m --concurrency 4 --duration "$D"
+			if [ "$mtu" = 1500 ]; then
+				# four sockets; many small messages (per-message cost)
+				both s8 unshaped_1m_4sock 4 "{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"gso\":1}" "" -- \
+					--size 1m --concurrency 4 --duration "$D"
+				both s8 unshaped_64k 1 "{\"size\":65536,\"concurrency\":64,\"duration\":$D,\"gso\":1}" "" -- \
+					--size 64k --concurrency 64 --duration "$D"
+				# each packet on its own
+				ip netns exec $SNS sysctl -qw net.dlcp.gso=0
+				run_case s8 unshaped_1m_nogso dlcp 1 \
+					"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"gso\":0}" -- \
+					--size 1m --concurrency 4 --duration "$D"
+			fi
+			ip netns exec $SNS sysctl -qw net.dlcp.gso=0
+			# UDP mode with one source port per message: UDP GSO
+			# super-packets (the receiver's namespace opens its UDP port)
+			ip netns exec $RNS sysctl -qw net.dlcp.encap=1
+			ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=0 net.dlcp.udp_gso=1
+			if [ "$mtu" = 1500 ]; then
+				run_case s8 unshaped_1m_udp_gso dlcp 1 \
+					"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0}" -- \
+					--size 1m --concurrency 4 --duration "$D" --encap udp
+			fi
+			# the same without super-packets: what UDP GSO saves
+			ip netns exec $SNS sysctl -qw net.dlcp.udp_gso=0
+			run_case s8 "$udpc" dlcp 1 \
+				"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0,\"udp_gso\":0$p1}" -- \
+				--size 1m --concurrency 4 --duration "$D" --encap udp
+			ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=1
+			ip netns exec $RNS sysctl -qw net.dlcp.encap=0
+		done
+		ip -n bsnd link set veth0 mtu 1500
+		ip -n brcv link set veth1 mtu 1500
 		;;
 	thc)	# digits training, fp32 / 8-bit / 4-bit homomorphic
 		# compression, with and without DeAR overlap (full bench only)

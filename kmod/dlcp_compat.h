@@ -25,6 +25,11 @@
 #define DLCP_LINUX_AT_LEAST(major, minor) \
 	(KERNEL_VERSION(major, minor, 0) <= LINUX_VERSION_CODE)
 
+/* The GSO entry points (__skb_gso_segment()) have their header since 6.4 */
+#if DLCP_LINUX_AT_LEAST(6, 4)
+#include <net/gso.h>
+#endif
+
 /*
  * Trace events: __assign_str() takes the field alone since 6.10 (the
  * source is the one __string() names); before, the field and the source.

@@ -30,6 +30,9 @@
  *			the IP (or UDP) header through the family's ops;
  *			every packet leaves through it
  *   dlcp_udp.c		UDP encapsulation, below the transmit layer
+ *   dlcp_offload.c	super-packets: their size (both modes); native
+ *			ones built, cut by the kernel's GSO (net_offload)
+ *			and received whole
  *   dlcp_ipv4.c	IPv4: the family's ops, input and ICMP
  *   dlcp_ipv6.c	IPv6: the family's ops, input and ICMPv6
  *
@@ -149,6 +152,8 @@
  *			port per message)
  * @udp_gso:		net.dlcp.udp_gso, send runs of packets that share a
  *			source port as one UDP GSO super-packet (default off)
+ * @gso:		net.dlcp.gso, native mode: send runs of packets as one
+ *			super-packet (dlcp_offload.c; default off)
  * @max_in_msgs:	net.dlcp.max_in_msgs, messages being received per
  *			socket
  * @max_in_msgs_peer:	net.dlcp.max_in_msgs_peer, of them from one address
@@ -183,6 +188,7 @@ struct dlcp_net {
 	int	udp_sport_max;
 	int	udp_entropy;
 	int	udp_gso;
+	int	gso;
 	int	max_in_msgs;
 	int	max_in_msgs_peer;
 	struct net	*net;
@@ -442,11 +448,13 @@ struct dlcp6_sock {
  * @saddr:	source address (v4-mapped for IPv4)
  * @daddr:	destination address
  * @dsfield:	IPv4 TOS or IPv6 traffic class (DSCP and ECN)
+ * @more:	more packets of its super-packet follow (dlcp_offload_rcv())
  */
 struct dlcp_skb_cb {
 	struct in6_addr	saddr;
 	struct in6_addr	daddr;
 	u8		dsfield;
+	bool		more;
 };
 
 static inline struct dlcp_skb_cb *dlcp_cb(struct sk_buff *skb)
@@ -615,6 +623,9 @@ static inline u32 dlcp_gso_max_bytes(const struct in6_addr *daddr)
 	       (dlcp_addr_is_v4(daddr) ? sizeof(struct iphdr) : 0);
 }
 
+/* Room for every header below DLCP's in a packet it sends */
+#define DLCP_MAX_HEADROOM	(MAX_HEADER + sizeof(struct ipv6hdr))
+
 /* The DLCP checksum's pseudo-header sum (the protocol is always DLCP). */
 static inline __sum16 dlcp_csum_magic(const struct in6_addr *saddr,
 				      const struct in6_addr *daddr, u32 len,
@@ -745,6 +756,8 @@ void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
 		   u8 prio);
 struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
+void dlcp_xmit_csum(struct sk_buff *skb, const struct in6_addr *saddr,
+		    const struct in6_addr *daddr, bool udp, u8 tos);
 int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 		  const struct in6_addr *saddr, const struct in6_addr *daddr,
 		  u8 cls, bool droppable, bool udp, u32 msg_id, u32 seg);
@@ -764,6 +777,9 @@ int dlcp_out_build(struct sock *sk, struct dlcp_out_msg *m,
 int dlcp_out_fill(struct sock *sk, struct dlcp_out_msg *m,
 		  struct iov_iter *from, const struct dlcp_send_args *args);
 void dlcp_out_release_msg(struct dlcp_out_msg *m);
+u8 dlcp_out_seg_flags(const struct dlcp_out_msg *m, u32 seg, bool rtx);
+struct sk_buff *dlcp_out_seg_skb(struct sock *sk, struct dlcp_out_msg *m,
+				 u32 seg, u8 flags, u32 now_us, u32 headroom);
 void dlcp_out_push(struct sock *sk)
 	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
@@ -816,6 +832,8 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 /* dlcp_in.c */
 int dlcp_drop(struct net *net, struct sk_buff *skb, enum dlcp_mib_field why);
 int dlcp_rcv_common(struct sk_buff *skb, const struct dlcp_af *af, bool udp);
+int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp,
+		 bool more);
 u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
 		 struct dlcp_wire_range *g, u32 max_gaps, u32 *scan_end);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now)
@@ -923,6 +941,15 @@ u8 dlcp_layer_class(const struct dlcp_net *dn, u32 layer);
 u8 dlcp_pkt_tos(const struct dlcp_net *dn, u8 cls, bool droppable);
 int dlcp_mark_droppable(struct dlcp_out_msg *m, u32 ppm);
 int dlcp_set_seg_classes(struct dlcp_out_msg *m, const u8 *cls, u32 n);
+
+/* dlcp_offload.c */
+u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
+		      const struct dst_entry *dst, u32 seg, u64 now, u64 interval);
+int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
+		      struct dst_entry *dst, u32 seg, u32 k, u32 now_us);
+int dlcp_offload_rcv(struct sk_buff *skb, const struct dlcp_af *af, bool udp);
+int dlcp_offload_init(void);
+void dlcp_offload_exit(void);
 
 /* dlcp_udp.c */
 int dlcp_udp_enable(struct net *net);

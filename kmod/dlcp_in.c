@@ -565,7 +565,8 @@ report:
 	 * of the 200 ms initial timeout.
 	 */
 	if ((d->common.flags & DLCP_HF_ACKREQ) || first ||
-	    m->pkts_unreported >= READ_ONCE(dlcp_pernet(net)->ack_every))
+	    (m->pkts_unreported >= READ_ONCE(dlcp_pernet(net)->ack_every) &&
+	     !dlcp_cb(skb)->more))
 		dlcp_in_send_report(sk, m, rflags);
 	return DLCP_MIB_NONE;
 }
@@ -725,10 +726,12 @@ static enum dlcp_mib_field dlcp_rcv_policy(struct sock *sk,
 
 /*
  * Receive a DLCP packet of family @af (skb->data at the DLCP header),
- * native (@udp false) or from the UDP encapsulation socket. Softirq
- * context.
+ * native (@udp false) or from the UDP encapsulation socket; @more if it
+ * came in a super-packet and more of its packets follow (its REPORT may
+ * wait for them). Softirq context.
  */
-int dlcp_rcv_common(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
+int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp,
+		 bool more)
 {
 	struct dlcp_skb_cb *cb = dlcp_cb(skb);
 	struct net *net = dev_net(skb->dev);
@@ -748,6 +751,7 @@ int dlcp_rcv_common(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOT_HOST);
 	if (!addrs_ok)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_ADDR);
+	cb->more = more;
 	if (skb->len < DLCP_HDR_LEN)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_SHORT);
 	if (!dlcp_pull_hdr(skb))
@@ -811,6 +815,14 @@ unlock:
 		return dlcp_drop(net, skb, why);
 	consume_skb(skb);
 	return 0;
+}
+
+/* Receive what the IP layer or the UDP socket hands DLCP: one packet or many. */
+int dlcp_rcv_common(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
+{
+	if (unlikely(skb_is_gso(skb)))
+		return dlcp_offload_rcv(skb, af, udp);
+	return dlcp_rcv_one(skb, af, udp, false);
 }
 
 /*

@@ -53,6 +53,7 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->udp_sport_max = 65535;
 	dn->udp_entropy = 1;
 	dn->udp_gso = 0;
+	dn->gso = 0;
 	dn->max_in_msgs = 4096;
 	dn->max_in_msgs_peer = 1024;
 	dn->net = net;
@@ -130,6 +131,11 @@ static int __init dlcp_init(void)
 		pr_err("dlcp: IPv6 next header %d is in use\n", dlcp_ipproto);
 		goto unreg_inet;
 	}
+	err = dlcp_offload_init();
+	if (err) {
+		pr_err("dlcp: GSO of protocol %d is in use\n", dlcp_ipproto);
+		goto unreg_inet6;
+	}
 	/* monitoring is optional: DLCP works without it */
 	err = dlcp_diag_init();
 	if (err)
@@ -138,6 +144,8 @@ static int __init dlcp_init(void)
 	pr_info("dlcp: registered, IP protocol %d\n", dlcp_ipproto);
 	return 0;
 
+unreg_inet6:
+	dlcp_ipv6_exit();
 unreg_inet:
 	dlcp_ipv4_exit();
 unreg_pernet:
@@ -152,6 +160,7 @@ exit_mem:
 static void __exit dlcp_exit(void)
 {
 	dlcp_diag_exit();
+	dlcp_offload_exit();
 	dlcp_ipv6_exit();
 	dlcp_ipv4_exit();
 	unregister_pernet_subsys(&dlcp_net_ops);

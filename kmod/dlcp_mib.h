@@ -43,6 +43,9 @@ enum dlcp_mib_field {
 	DLCP_MIB_DROP_PROTOMEM,		/* net.dlcp.mem or memory cgroup limit */
 	DLCP_MIB_DROP_INMSGS,		/* net.dlcp.max_in_msgs being received */
 	DLCP_MIB_DROP_PEERMSGS,		/* net.dlcp.max_in_msgs_peer from one */
+	DLCP_MIB_DROP_GSO,		/* in a GSO packet not DLCP's making, or
+					 * one that could not be cut
+					 */
 	DLCP_MIB_IN_ZOMBIES_EVICTED,	/* delivered messages forgotten early */
 	DLCP_MIB_ICMP_IGNORED,		/* "too big" quoting no message of ours */
 	DLCP_MIB_IN_PKTS,		/* received, before any validation */
@@ -88,6 +91,8 @@ enum dlcp_mib_field {
 	DLCP_MIB_UDP_IN_PKTS,		/* packets received inside UDP */
 	DLCP_MIB_UDP_OUT_PKTS,		/* packets sent inside UDP */
 	DLCP_MIB_UDP_GSO_OUT,		/* UDP GSO super-packets sent */
+	DLCP_MIB_GSO_OUT,		/* native super-packets sent */
+	DLCP_MIB_GSO_IN,		/* native super-packets received whole */
 	DLCP_MIB_OUT_CLASS0,		/* packets sent in class 0 ... */
 	DLCP_MIB_OUT_CLASS7 = DLCP_MIB_OUT_CLASS0 + 7,	/* ... and 7 */
 	__DLCP_MIB_MAX

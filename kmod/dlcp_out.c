@@ -309,7 +309,7 @@ void dlcp_out_send_ctl(struct sock *sk, struct dlcp_out_msg *m,
  * report per timeout, and under burst loss a live receiver whose reports
  * are lost would look silent after a few of them.
  */
-static u8 dlcp_out_seg_flags(const struct dlcp_out_msg *m, u32 seg, bool rtx)
+u8 dlcp_out_seg_flags(const struct dlcp_out_msg *m, u32 seg, bool rtx)
 {
 	u8 flags = rtx ? DLCP_HF_RETRANS : 0;
 
@@ -348,9 +348,31 @@ static void dlcp_out_data_hdr(struct sock *sk, const struct dlcp_out_msg *m,
 }
 
 /*
- * Build and send segment @seg of @m over @dst: the header in the linear
- * part, the payload as fragments of the message's pages.
+ * Segment @seg of @m as a DATA packet, with @headroom bytes for the
+ * headers below: the header in the linear part, the payload as fragments
+ * of the message's pages. Returns the skb or an ERR_PTR().
  */
+struct sk_buff *dlcp_out_seg_skb(struct sock *sk, struct dlcp_out_msg *m,
+				 u32 seg, u8 flags, u32 now_us, u32 headroom)
+{
+	struct sk_buff *skb;
+
+	skb = alloc_skb(headroom + DLCP_DATA_HDR_LEN, GFP_ATOMIC);
+	if (!skb)
+		return ERR_PTR(-ENOBUFS);
+	skb_reserve(skb, headroom);
+	skb_reset_transport_header(skb);
+	dlcp_out_data_hdr(sk, m, seg, flags, now_us,
+			  skb_put(skb, DLCP_DATA_HDR_LEN));
+	if (dlcp_buf_frag_skb(&m->buf, seg * m->seg_size,
+			      dlcp_seg_len(m, seg), skb)) {
+		kfree_skb(skb);
+		return ERR_PTR(-EMSGSIZE);
+	}
+	return skb;
+}
+
+/* Build and send segment @seg of @m over @dst. */
 static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m,
 			     struct dst_entry *dst, u32 seg, u8 flags,
 			     u32 now_us)
@@ -359,61 +381,13 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m,
 	struct sk_buff *skb;
 	u8 cls;
 
-	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + DLCP_DATA_HDR_LEN,
-			GFP_ATOMIC);
-	if (!skb)
-		return -ENOBUFS;
-	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
-	skb_reset_transport_header(skb);
-	dlcp_out_data_hdr(sk, m, seg, flags, now_us,
-			  skb_put(skb, DLCP_DATA_HDR_LEN));
-	if (dlcp_buf_frag_skb(&m->buf, seg * m->seg_size,
-			      dlcp_seg_len(m, seg), skb)) {
-		kfree_skb(skb);
-		return -EMSGSIZE;
-	}
+	skb = dlcp_out_seg_skb(sk, m, seg, flags, now_us, DLCP_MAX_HEADROOM);
+	if (IS_ERR(skb))
+		return PTR_ERR(skb);
 	/* retransmissions of critical data go in the highest class allowed */
 	cls = crit && (flags & DLCP_HF_RETRANS) ? m->rtx_class : m->meta.prio;
 	return dlcp_xmit_skb(sk, skb, dst, &m->saddr, &m->daddr, cls,
 			     flags & DLCP_HF_DROPPABLE, m->udp, m->id, seg);
-}
-
-/*
- * How many new segments of @m, from @seg on, go out now in one UDP GSO
- * super-packet over @dst: as many as the window, the flight ring, the
- * pacing (up to two intervals ahead, as for single packets) and 64 KB
- * allow, all from one source port (net.dlcp.udp_entropy) and of one DSCP
- * (droppable or not). 1 in native mode, with DLCP_PATHS (each packet
- * picks its path) and with net.dlcp.udp_gso off.
- */
-static u32 dlcp_out_gso_segs(struct sock *sk, const struct dlcp_out_msg *m,
-			     const struct dst_entry *dst, u32 seg, u64 now,
-			     u64 interval)
-{
-	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
-	const struct dlcp_sock *dsk = dlcp_sk(sk);
-	const struct dlcp_peer *p = m->peer;
-	u32 k, n, i, bytes;
-	u8 drop;
-
-	if (!m->udp || m->paths || !READ_ONCE(dn->udp_gso))
-		return 1;
-	bytes = min_t(u32, READ_ONCE(dst->dev->gso_max_size),
-		      dlcp_gso_max_bytes(&m->daddr));
-	k = min3(m->nsegs - seg, p->cwnd - p->inflight,
-		 dsk->flight_cap - dsk->flight_live);
-	k = min3(k, bytes / (DLCP_DATA_HDR_LEN + m->seg_size),
-		 (u32)UDP_MAX_SEGMENTS);
-	n = READ_ONCE(dn->udp_entropy);
-	if (n)
-		k = min(k, n - seg % n);
-	k = min(k, dlcp_peer_pace_room(p, now, interval));
-	drop = dlcp_out_seg_flags(m, seg, false) & DLCP_HF_DROPPABLE;
-	for (i = 1; i < k; i++)
-		if ((dlcp_out_seg_flags(m, seg + i, false) &
-		     DLCP_HF_DROPPABLE) != drop)
-			break;
-	return i;
 }
 
 /*
@@ -460,10 +434,10 @@ static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 	u32 i;
 	int err;
 
-	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr), GFP_ATOMIC);
+	skb = alloc_skb(DLCP_MAX_HEADROOM, GFP_ATOMIC);
 	if (!skb)
 		return -ENOBUFS;
-	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
+	skb_reserve(skb, DLCP_MAX_HEADROOM);
 	skb_reset_transport_header(skb);
 	for (i = 0; i < k; i++) {
 		u32 plen = dlcp_seg_len(m, seg + i);
@@ -516,8 +490,9 @@ static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 
 /*
  * Send segment @seg of @m (a retransmission if @rtx), and the new ones
- * after it that may go with it in a UDP GSO super-packet. Returns the
- * number of segments sent, or an errno: -EHOSTUNREACH without a route.
+ * after it that may go with it in a super-packet. Returns the number of
+ * segments sent (0: none, the window is to open further first), or an
+ * errno: -EHOSTUNREACH without a route.
  */
 static int dlcp_out_send(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 			 bool rtx, u64 now, u64 interval)
@@ -533,9 +508,12 @@ static int dlcp_out_send(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	if (!dst)
 		return -EHOSTUNREACH;
 	if (!rtx)
-		k = dlcp_out_gso_segs(sk, m, dst, seg, now, interval);
+		k = dlcp_offload_segs(sk, m, dst, seg, now, interval);
+	if (!k)
+		return 0;
 	if (k > 1)
-		return dlcp_out_send_gso(sk, m, dst, seg, k, now_us);
+		return m->udp ? dlcp_out_send_gso(sk, m, dst, seg, k, now_us) :
+				dlcp_offload_xmit(sk, m, dst, seg, k, now_us);
 	err = dlcp_out_send_seg(sk, m, dst, seg,
 				dlcp_out_seg_flags(m, seg, rtx), now_us);
 	return err ?: 1;
@@ -628,8 +606,8 @@ void dlcp_out_push(struct sock *sk)
 	list_for_each_entry(m, &dsk->out_msgs, node) {
 		struct dlcp_peer *p = m->peer;
 		u64 interval = dlcp_peer_pace_ns(p);
+		bool rtx, defer = false;
 		u32 seg;
-		bool rtx;
 
 		while (dsk->flight_live < dsk->flight_cap &&
 		       p->inflight < p->cwnd &&
@@ -643,6 +621,10 @@ void dlcp_out_push(struct sock *sk)
 				break;
 			}
 			n = dlcp_out_send(sk, m, seg, rtx, now, interval);
+			if (!n) {
+				defer = true;
+				break;
+			}
 			if (n < 0) {
 				/*
 				 * No route or memory, a netfilter verdict:
@@ -689,7 +671,7 @@ void dlcp_out_push(struct sock *sk)
 		}
 		/* waiting for the window is not a stall of this message */
 		if (m->next_new && !m->inflight &&
-		    (dsk->flight_live >= dsk->flight_cap ||
+		    (defer || dsk->flight_live >= dsk->flight_cap ||
 		     p->inflight >= p->cwnd))
 			m->progress_at = jiffies;
 	}

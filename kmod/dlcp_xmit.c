@@ -71,21 +71,48 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
 {
 	struct sk_buff *skb;
 
-	skb = alloc_skb(MAX_HEADER + sizeof(struct ipv6hdr) + hlen, gfp);
+	skb = alloc_skb(DLCP_MAX_HEADROOM + hlen, gfp);
 	if (!skb)
 		return NULL;
-	skb_reserve(skb, MAX_HEADER + sizeof(struct ipv6hdr));
+	skb_reserve(skb, DLCP_MAX_HEADROOM);
 	skb_reset_transport_header(skb);
 	memset(skb_put(skb, hlen), 0, hlen);
 	return skb;
 }
 
 /*
+ * Checksum the DLCP packet at skb->data, sent with IP tos @tos. Natively,
+ * the device does it (CHECKSUM_PARTIAL, as UDP's: the pseudo-header sum
+ * goes in the field, the device or skb_checksum_help() on the way sums the
+ * rest), and a veth or loopback leaves it to no one: the receiving
+ * side trusts a CHECKSUM_PARTIAL packet. Inside UDP it is summed here: the
+ * outer UDP checksum is offloaded in its place (dlcp_udp_push()).
+ */
+void dlcp_xmit_csum(struct sk_buff *skb, const struct in6_addr *saddr,
+		    const struct in6_addr *daddr, bool udp, u8 tos)
+{
+	struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
+
+	if (udp) {
+		h->check = dlcp_csum_magic(saddr, daddr, skb->len,
+					   skb_checksum(skb, 0, skb->len, 0));
+	} else {
+		skb_reset_transport_header(skb);
+		skb->ip_summed = CHECKSUM_PARTIAL;
+		skb->csum_start = skb_transport_header(skb) - skb->head;
+		skb->csum_offset = offsetof(struct dlcp_hdr, check);
+		h->check = ~dlcp_csum_magic(saddr, daddr, skb->len, 0);
+	}
+	trace_dlcp_pkt_send(h, saddr, daddr, tos);
+}
+
+/*
  * Send the DLCP packet in @skb (header at data, the payload in the linear
  * part or in page fragments) of message @msg_id, its packet @seg, over
  * @dst (a reference is taken): checksum it, add the UDP header in UDP
- * mode and the IP header. A UDP GSO super-packet (dlcp_out_send_gso())
- * holds @seg and the packets after it, each checksummed already.
+ * mode and the IP header. A super-packet (UDP GSO: dlcp_out_send_gso();
+ * native: dlcp_offload_xmit()) holds @seg and the packets after it, each
+ * checksummed already.
  * Returns 0, -ENOBUFS if a queue on the way dropped it, or the IP layer's
  * error (-EPERM: netfilter or a cgroup program refused it).
  */
@@ -100,13 +127,8 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	struct net *net = sock_net(sk);
 	int err;
 
-	if (!skb_is_gso(skb)) {
-		struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
-
-		h->check = dlcp_csum_magic(saddr, daddr, skb->len,
-					   skb_checksum(skb, 0, skb->len, 0));
-		trace_dlcp_pkt_send(h, saddr, daddr, tos);
-	}
+	if (!skb_is_gso(skb))
+		dlcp_xmit_csum(skb, saddr, daddr, udp, tos);
 	if (udp) {
 		dlcp_udp_push(skb, dn, af, saddr, daddr, msg_id, seg);
 		if (skb_is_gso(skb))

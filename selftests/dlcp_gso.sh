@@ -1,0 +1,242 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# DLCP super-packets in native mode (net.dlcp.gso) and checksum offload.
+# A run of packets of one message leaves as one skb; a veth passes it whole
+# and the receiver cuts it (DlcpGsoInPkts), or the kernel's GSO cuts it on
+# the way: at the sender's device (tx-gso-list off), in tbf, or because
+# the path MTU fell below its packets. Every transfer is checked byte by
+# byte (dlcp_loss), over IPv4 and IPv6, and the socket's write memory must
+# come back whole (a leak is a kernel warning, which fails the run).
+#
+# Topology: ns_gs (10.77.6.2, fd77:6::2) <-- veth --> ns_gr (10.77.6.1,
+# fd77:6::1).
+
+# cleanup, setup and case_* are called by name from ktap_main:
+# shellcheck disable=SC2317
+true
+
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+
+LOSS=$SELFTEST_DIR/dlcp_loss
+port=7400
+tmpdir=
+
+cleanup()
+{
+	ns_delete ns_gs ns_gr
+	return 0
+}
+
+setup()
+{
+	need_exec "$LOSS" || return 1
+	modprobe -q veth 2> /dev/null
+	modprobe -q sch_netem 2> /dev/null
+	modprobe -q sch_tbf 2> /dev/null
+	ns_create ns_gs ns_gr || return 1
+	ip -n ns_gs link add eth0 type veth peer name eth0 netns ns_gr || return 1
+	ip -n ns_gs addr add 10.77.6.2/24 dev eth0 &&
+	ip -n ns_gr addr add 10.77.6.1/24 dev eth0 &&
+	ip -n ns_gs addr add fd77:6::2/64 dev eth0 nodad &&
+	ip -n ns_gr addr add fd77:6::1/64 dev eth0 nodad || return 1
+	ip -n ns_gs link set eth0 up && ip -n ns_gr link set eth0 up
+}
+
+after_case()
+{
+	tc -n ns_gs qdisc del dev eth0 root 2> /dev/null
+	ip netns exec ns_gs ethtool -K eth0 tx on tx-gso-list on > /dev/null 2>&1
+	ip -n ns_gs link set eth0 mtu 1500
+	ip -n ns_gr link set eth0 mtu 1500
+	ip netns exec ns_gs sysctl -qw net.dlcp.gso=0
+	return 0
+}
+
+counter_delta()	# NS COUNTER BEFORE
+{
+	echo $(($(snmp "$1" "$2") - $3))
+}
+
+# xfer FAMILY COUNT SIZE [BUDGET]: COUNT messages of SIZE bytes, exact
+# (budget 0) unless BUDGET is given, checked byte by byte
+xfer()
+{
+	local fam=$1 count=$2 size=$3 budget=${4:-0} to=10.77.6.1 rpid rc=0
+
+	[ "$fam" = 6 ] && to=fd77:6::1
+	port=$((port + 1))
+	rm -f "$tmpdir/ready"
+	DLCP_FAMILY=$fam ip netns exec ns_gr timeout 120 "$LOSS" recv --port "$port" \
+		--ready "$tmpdir/ready" --count "$count" --size "$size" \
+		--budget "$budget" --expect exact &
+	rpid=$!
+	wait_for_file "$tmpdir/ready" 20 "$rpid" || fail "receiver did not start" || return 1
+	DLCP_FAMILY=$fam ip netns exec ns_gs timeout 120 "$LOSS" send --to "$to" \
+		--port "$port" --count "$count" --size "$size" --budget "$budget" \
+		--expect-completion exact || { echo "FAIL: sender"; rc=1; }
+	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
+	return "$rc"
+}
+
+# snap: the counters these cases look at, in both namespaces
+snap()
+{
+	out0=$(snmp ns_gs DlcpGsoOutPkts)
+	data0=$(snmp ns_gs DlcpOutDataPkts)
+	in0=$(snmp ns_gr DlcpGsoInPkts)
+	csum0=$(snmp ns_gr DlcpInCsumErrors)
+	dropgso0=$(snmp ns_gr DlcpDropGso)
+}
+
+# delta: what the last transfer did to them
+delta()
+{
+	out=$(counter_delta ns_gs DlcpGsoOutPkts "$out0")
+	data=$(counter_delta ns_gs DlcpOutDataPkts "$data0")
+	in=$(counter_delta ns_gr DlcpGsoInPkts "$in0")
+	csum=$(counter_delta ns_gr DlcpInCsumErrors "$csum0")
+	dropgso=$(counter_delta ns_gr DlcpDropGso "$dropgso0")
+	echo "$out super-packets for $data data packets; $in received whole;" \
+		"$csum checksum errors, $dropgso GSO drops at the receiver"
+	[ "$csum" -eq 0 ] || fail "checksum errors" || return 1
+	[ "$dropgso" -eq 0 ] || fail "GSO drops"
+}
+
+# Super-packets pass the veth whole and the receiver cuts them; with
+# net.dlcp.gso 0 (the default) none is built.
+case_gso_whole()
+{
+	local fam
+
+	ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1
+	for fam in 4 6; do
+		snap
+		xfer "$fam" 4 1048576 || return 1
+		delta || return 1
+		[ "$out" -gt 0 ] || fail "IPv$fam: no super-packet sent" || return 1
+		[ "$in" -eq "$out" ] ||
+			fail "IPv$fam: $out super-packets sent, $in received whole" || return 1
+	done
+	ip netns exec ns_gs sysctl -qw net.dlcp.gso=0 || return 1
+	snap
+	xfer 4 2 1048576 || return 1
+	delta || return 1
+	[ "$out" -eq 0 ] || fail "super-packets with net.dlcp.gso=0"
+}
+
+# A device that does not take SKB_GSO_FRAGLIST: the sender's GSO cuts
+# every super-packet through DLCP's net_offload; none arrives whole.
+case_gso_cut_by_sender()
+{
+	local fam
+
+	ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1
+	ip netns exec ns_gs ethtool -K eth0 tx-gso-list off > /dev/null ||
+		fail "ethtool -K eth0 tx-gso-list off" || return 1
+	for fam in 4 6; do
+		snap
+		xfer "$fam" 4 1048576 || return 1
+		delta || return 1
+		[ "$out" -gt 0 ] || fail "IPv$fam: no super-packet sent" || return 1
+		[ "$in" -eq 0 ] || fail "IPv$fam: $in arrived whole" || return 1
+	done
+}
+
+# Checksum offload off (ethtool tx off): the kernel sums every packet
+# before the device, single or cut from a super-packet, and the receiver
+# checks the sums (the packets arrive CHECKSUM_NONE).
+case_csum_offload_off()
+{
+	local gso fam
+
+	ip netns exec ns_gs ethtool -K eth0 tx off > /dev/null ||
+		fail "ethtool -K eth0 tx off" || return 1
+	for gso in 0 1; do
+		ip netns exec ns_gs sysctl -qw net.dlcp.gso="$gso" || return 1
+		for fam in 4 6; do
+			snap
+			xfer "$fam" 4 1048576 || return 1
+			echo -n "gso $gso, IPv$fam: "
+			delta || return 1
+			[ "$gso" = 0 ] || [ "$out" -gt 0 ] ||
+				fail "no super-packet sent" || return 1
+			[ "$in" -eq 0 ] || fail "$in arrived whole" || return 1
+		done
+	done
+}
+
+# Part of a super-packet lost: tbf cuts it (its packets exceed the burst)
+# and netem under tbf drops some of the packets. Budget 0: every byte
+# arrives in the end.
+case_gso_partial_loss()
+{
+	local fam drops
+
+	ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1
+	tc -n ns_gs qdisc replace dev eth0 root handle 1: tbf rate 1gbit burst 1600 \
+		latency 50ms || return 1
+	tc -n ns_gs qdisc replace dev eth0 parent 1:1 handle 10: netem loss 3% ||
+		return 1
+	for fam in 4 6; do
+		snap
+		xfer "$fam" 4 1048576 || return 1
+		delta || return 1
+		drops=$(tc -s -n ns_gs qdisc show dev eth0 |
+			awk '/^qdisc netem/ { n = 1 } n && /dropped/ { gsub(/,/, "", $7); print $7; exit }')
+		echo "IPv$fam: netem dropped $drops packets so far"
+		[ "$out" -gt 0 ] || fail "IPv$fam: no super-packet sent" || return 1
+		[ "$in" -eq 0 ] || fail "IPv$fam: $in arrived whole past tbf" || return 1
+		[ "${drops:-0}" -gt 0 ] || fail "netem dropped nothing" || return 1
+	done
+}
+
+# The path MTU falls while super-packets are in flight: IP cuts them, each
+# packet is too big and answered with "fragmentation needed", and the
+# messages are re-cut to the new size. Every byte arrives. (tbf slows the
+# transfer down to make room for the change, and lets super-packets of up
+# to 64 KB through whole.)
+case_gso_mtu_falls()
+{
+	local fam mtu0 reseg
+
+	ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1
+	tc -n ns_gs qdisc replace dev eth0 root tbf rate 200mbit burst 128k \
+		latency 200ms || return 1
+	for fam in 4 6; do
+		ip -n ns_gs link set eth0 mtu 1500 && ip -n ns_gr link set eth0 mtu 1500 ||
+			return 1
+		mtu0=$(snmp ns_gs DlcpPmtuUpdates)
+		reseg=$(snmp ns_gs DlcpResegmented)
+		snap
+		# once super-packets go out
+		(
+			for _ in $(seq 200); do
+				[ "$(snmp ns_gs DlcpGsoOutPkts)" -gt "$out0" ] && break
+				sleep 0.05
+			done
+			ip -n ns_gs link set eth0 mtu 1280
+		) &
+		xfer "$fam" 8 4194304 || return 1
+		wait
+		delta || return 1
+		mtu0=$(counter_delta ns_gs DlcpPmtuUpdates "$mtu0")
+		reseg=$(counter_delta ns_gs DlcpResegmented "$reseg")
+		echo "IPv$fam: $mtu0 path MTU updates, $reseg messages re-cut"
+		[ "$out" -gt 0 ] || fail "IPv$fam: no super-packet sent" || return 1
+		[ "$reseg" -gt 0 ] || fail "IPv$fam: no message re-cut" || return 1
+	done
+}
+
+CASES=(
+	gso_whole
+	gso_cut_by_sender
+	csum_offload_off
+	gso_partial_loss
+	gso_mtu_falls
+)
+# DLCP_GSO_CASES="a b": run only these cases
+[ -n "${DLCP_GSO_CASES:-}" ] && read -r -a CASES <<< "$DLCP_GSO_CASES"
+
+ktap_main "${CASES[@]}"
