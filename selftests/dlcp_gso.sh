@@ -6,8 +6,9 @@
 # and the receiver cuts it (DlcpGsoInPkts), or the kernel's GSO cuts it on
 # the way: at the sender's device (tx-gso-list off), in tbf, or because
 # the path MTU fell below its packets. Every transfer is checked byte by
-# byte (dlcp_loss), over IPv4 and IPv6, and the socket's write memory must
-# come back whole (a leak is a kernel warning, which fails the run).
+# byte (dlcp_loss), over IPv4 and IPv6, and the sockets' write memory must
+# come back whole where the kernel cuts super-packets (a socket freed: the
+# module's use count; too much given back: a refcount warning).
 #
 # Topology: ns_gs (10.77.6.2, fd77:6::2) <-- veth --> ns_gr (10.77.6.1,
 # fd77:6::1).
@@ -80,6 +81,21 @@ xfer()
 	return "$rc"
 }
 
+# mod_refs_back REFS: the module's use count is back to REFS. Every DLCP
+# socket holds one until it is freed, which waits for the last of its
+# packets in flight: a packet charged to the socket but never uncharged
+# (a cut super-packet's share) keeps it.
+mod_refs_back()
+{
+	local i
+
+	for i in $(seq 40); do
+		[ "$(cat /sys/module/dlcp/refcnt)" -eq "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "module use count $(cat /sys/module/dlcp/refcnt), $1 before: a socket was not freed"
+}
+
 # snap: the counters these cases look at, in both namespaces
 snap()
 {
@@ -130,17 +146,19 @@ case_gso_whole()
 # every super-packet through DLCP's net_offload; none arrives whole.
 case_gso_cut_by_sender()
 {
-	local fam
+	local fam refs
 
 	ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1
 	ip netns exec ns_gs ethtool -K eth0 tx-gso-list off > /dev/null ||
 		fail "ethtool -K eth0 tx-gso-list off" || return 1
 	for fam in 4 6; do
+		refs=$(cat /sys/module/dlcp/refcnt)
 		snap
 		xfer "$fam" 4 1048576 || return 1
 		delta || return 1
 		[ "$out" -gt 0 ] || fail "IPv$fam: no super-packet sent" || return 1
 		[ "$in" -eq 0 ] || fail "IPv$fam: $in arrived whole" || return 1
+		mod_refs_back "$refs" || return 1
 	done
 }
 
@@ -172,7 +190,7 @@ case_csum_offload_off()
 # arrives in the end.
 case_gso_partial_loss()
 {
-	local fam drops
+	local fam drops refs
 
 	ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1
 	tc -n ns_gs qdisc replace dev eth0 root handle 1: tbf rate 1gbit burst 1600 \
@@ -180,9 +198,11 @@ case_gso_partial_loss()
 	tc -n ns_gs qdisc replace dev eth0 parent 1:1 handle 10: netem loss 3% ||
 		return 1
 	for fam in 4 6; do
+		refs=$(cat /sys/module/dlcp/refcnt)
 		snap
 		xfer "$fam" 4 1048576 || return 1
 		delta || return 1
+		mod_refs_back "$refs" || return 1
 		drops=$(tc -s -n ns_gs qdisc show dev eth0 |
 			awk '/^qdisc netem/ { n = 1 } n && /dropped/ { gsub(/,/, "", $7); print $7; exit }')
 		echo "IPv$fam: netem dropped $drops packets so far"

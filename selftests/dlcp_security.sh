@@ -15,8 +15,9 @@
 #  - the wire: every packet of transfers (with loss: REPORTs with gaps and
 #    retransmissions), PROBEs and ABORTs, native and inside UDP, captured
 #    with a raw socket, has the exact length its headers say, a valid
-#    checksum, reserved fields zero and, for DATA, exactly the application's
-#    bytes: nothing uninitialised leaves the host;
+#    checksum (natively, or the pseudo-header sum that checksum offload
+#    leaves for the device), reserved fields zero and, for DATA, exactly the
+#    application's bytes: nothing uninitialised leaves the host;
 #  - user space: recvmsg() data, msg_name, DLCP_CMSG_RECV/LOST, the error
 #    queue's completions, getsockopt() and getsockname()/getpeername(),
 #    all into buffers pre-filled with 0xAA: reserved fields and sin_zero

@@ -20,6 +20,11 @@
 -- Every field is a display filter: dlcp.type == 2 && dlcp.report.ngaps > 0,
 -- dlcp.flags.retrans == 1, dlcp.msg_id == 0x1234, dlcp.port == 7000,
 -- dlcp.checksum.status == 0 (bad checksums), _ws.expert (validation failures).
+--
+-- Native packets leave with their checksum offloaded to the device, as TCP's
+-- do: a capture on the sending host, or anywhere along a veth, holds them
+-- unfilled (flagged bad). Capture on another host, turn the offload off on
+-- the sender (ethtool -K DEV tx off), or turn "Validate the checksum" off.
 
 local DLCP_VERSION = 1
 local DLCP_PPM_MAX = 1000000
