@@ -160,6 +160,13 @@ int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 	return err ?: i;
 }
 
+/* @skb is a super-packet of dlcp_offload_xmit()'s making */
+static bool dlcp_offload_ours(const struct sk_buff *skb)
+{
+	return skb_shinfo(skb)->gso_type == SKB_GSO_FRAGLIST &&
+	       skb_has_frag_list(skb);
+}
+
 /*
  * Make each packet on the frag_list of @skb (skb->data at the DLCP
  * header) a packet of its own for skb_segment_list(): owned by this skb
@@ -206,8 +213,7 @@ static struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 	struct sock *sk = skb->sk;
 	int delta;
 
-	if (skb_shinfo(skb)->gso_type != SKB_GSO_FRAGLIST ||
-	    !skb_has_frag_list(skb))
+	if (!dlcp_offload_ours(skb))
 		return ERR_PTR(-EINVAL);
 	/* skb_segment_list() unhooks the frag_list of the skb's own data */
 	if (skb_unclone(skb, GFP_ATOMIC) ||
@@ -244,16 +250,13 @@ int dlcp_offload_rcv(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 	struct sk_buff *segs, *next;
 	u16 n = skb_shinfo(skb)->gso_segs;
 
-	if (udp || skb_shinfo(skb)->gso_type != SKB_GSO_FRAGLIST ||
-	    !skb_has_frag_list(skb))
+	if (udp || !dlcp_offload_ours(skb))
 		goto drop;
 	/* from the DLCP header back to IP's: the GSO layer starts there */
 	__skb_push(skb, -skb_network_offset(skb));
 	segs = __skb_gso_segment(skb, NETIF_F_SG, false);
-	if (IS_ERR_OR_NULL(segs)) {
-		__skb_pull(skb, skb_transport_offset(skb));
+	if (IS_ERR_OR_NULL(segs))
 		goto drop;
-	}
 	consume_skb(skb);
 	DLCP_INC_STATS(net, DLCP_MIB_GSO_IN);
 	skb_list_walk_safe(segs, skb, next) {

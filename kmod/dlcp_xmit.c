@@ -97,9 +97,8 @@ void dlcp_xmit_csum(struct sk_buff *skb, const struct in6_addr *saddr,
 		h->check = dlcp_csum_magic(saddr, daddr, skb->len,
 					   skb_checksum(skb, 0, skb->len, 0));
 	} else {
-		skb_reset_transport_header(skb);
 		skb->ip_summed = CHECKSUM_PARTIAL;
-		skb->csum_start = skb_transport_header(skb) - skb->head;
+		skb->csum_start = skb_headroom(skb);
 		skb->csum_offset = offsetof(struct dlcp_hdr, check);
 		h->check = ~dlcp_csum_magic(saddr, daddr, skb->len, 0);
 	}
