@@ -6,9 +6,13 @@
  * contiguous allocation: a 64 MiB tensor needs no high-order allocation
  * (not even for a page pointer array, which the receive path would have to
  * allocate atomically), and the receiver allocates a page only when data
- * for it arrives. A page that was
- * never written reads as zeros, which is exactly the zero-fill a lossy
- * delivery needs.
+ * for it arrives. Pages are not zeroed when allocated: the sender fills
+ * each one from user memory, and the receiver zeroes only the bytes of its
+ * pages that did not arrive, once, when the message is delivered
+ * (dlcp_buf_zero()). A page that was never allocated reads as zeros; with
+ * that, every lost byte reads as zero, which is the zero-fill a lossy
+ * delivery needs, and no byte of an earlier user of a page can reach user
+ * memory.
  *
  * A range set records which bytes of a message arrived: a sorted array of
  * disjoint, non-adjacent [start, end) ranges, kept in pages for the same
@@ -46,7 +50,11 @@ void dlcp_buf_free(struct dlcp_buf *b)
 	b->nr_alloc = 0;
 }
 
-/* The page holding byte @off, allocated (zeroed) if absent and @gfp. */
+/*
+ * The page holding byte @off, allocated if absent and @gfp. A new page's
+ * contents are undefined: the caller writes it or dlcp_buf_zero() clears
+ * what was not written before anything reads it.
+ */
 static struct page *dlcp_buf_page(struct dlcp_buf *b, u32 off, gfp_t gfp)
 {
 	unsigned long idx = off >> PAGE_SHIFT;
@@ -54,7 +62,7 @@ static struct page *dlcp_buf_page(struct dlcp_buf *b, u32 off, gfp_t gfp)
 
 	if (p || !gfp)
 		return p;
-	p = alloc_page(gfp | __GFP_ZERO);
+	p = alloc_page(gfp);
 	if (!p)
 		return NULL;
 	if (xa_err(xa_store_bh(&b->pages, idx, p, gfp))) {
@@ -78,6 +86,9 @@ int dlcp_buf_from_iter(struct dlcp_buf *b, struct iov_iter *from)
 			return -ENOMEM;
 		if (copy_page_from_iter(p, 0, n, from) != n)
 			return -EFAULT;
+		/* no segment reads past len; the tail is cleared all the same */
+		if (n < PAGE_SIZE)
+			zero_user_segment(p, n, PAGE_SIZE);
 		cond_resched();
 	}
 	return 0;
@@ -85,11 +96,11 @@ int dlcp_buf_from_iter(struct dlcp_buf *b, struct iov_iter *from)
 
 /*
  * Write @len bytes of @skb at @skb_off into the buffer at @off, allocating
- * zeroed pages as needed. Every page is allocated before any byte is
- * written: on failure nothing was written (a page allocated meanwhile is
- * zero, as a page never written reads, and counted in nr_alloc for the
- * caller's accounting). Returns the number of pages allocated or a
- * negative errno.
+ * pages as needed. Every page is allocated before any byte is written: on
+ * failure no byte was recorded as received, so dlcp_buf_zero() clears
+ * whatever was written, and a page allocated meanwhile is counted in
+ * nr_alloc for the caller's accounting. Returns the number of pages
+ * allocated or a negative errno.
  */
 int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
 		      int skb_off, u32 len, gfp_t gfp)
@@ -157,6 +168,24 @@ int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
 	/* the pages are the message's: nothing on the path may write them */
 	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	return 0;
+}
+
+/*
+ * Zero @len bytes at @off in the pages that are present; absent pages
+ * already read as zeros.
+ */
+void dlcp_buf_zero(struct dlcp_buf *b, u32 off, u32 len)
+{
+	while (len) {
+		struct page *p = dlcp_buf_page(b, off, 0);
+		u32 poff = offset_in_page(off);
+		u32 n = min_t(u32, len, PAGE_SIZE - poff);
+
+		if (p)
+			zero_user_segment(p, poff, poff + n);
+		off += n;
+		len -= n;
+	}
 }
 
 /* Copy @len bytes at @off to @to; absent pages read as zeros. */

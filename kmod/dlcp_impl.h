@@ -77,9 +77,10 @@
  * A message is held in a page array (struct dlcp_buf). The sender copies
  * the message in sendmsg() and charges it to dlcp_sock.snd_mem, bounded by
  * max(SO_SNDBUF, net.dlcp.wmem), and its pages to the protocol, bounded
- * by net.dlcp.mem (dlcp_mem.c). The receiver allocates zeroed pages as data
- * arrives (so a hostile length field costs nothing until data comes, and
- * lost bytes are zero without extra work) and charges them, with all the
+ * by net.dlcp.mem (dlcp_mem.c). The receiver allocates pages as data
+ * arrives (so a hostile length field costs nothing until data comes),
+ * zeroes the bytes of them that did not arrive when the message is
+ * delivered (never the whole page on allocation) and charges them, with all the
  * state of incoming messages, to sk_rmem_alloc, bounded by max(SO_RCVBUF,
  * net.dlcp.rmem) (a 64 MiB tensor passes with default settings and no
  * privileged tuning), and to the protocol's pages, bounded by

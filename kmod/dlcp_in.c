@@ -240,10 +240,12 @@ static struct dlcp_in_msg *dlcp_in_zombify(struct sock *sk,
 
 /*
  * The byte ranges of @m that did not arrive, in increasing order: the
- * first @max of them are written to @out; returns how many there are.
+ * first @max of them are written to @out, and their bytes are zeroed in
+ * @zero (@m's buffer, or NULL); returns how many there are.
  */
 static u32 dlcp_in_lost_ranges(const struct dlcp_in_msg *m,
-			       struct dlcp_range *out, u32 max)
+			       struct dlcp_range *out, u32 max,
+			       struct dlcp_buf *zero)
 {
 	const struct dlcp_rangeset *rs = &m->have;
 	u32 i, n = 0, pos = 0;
@@ -256,6 +258,8 @@ static u32 dlcp_in_lost_ranges(const struct dlcp_in_msg *m,
 				out[n].offset = pos;
 				out[n].len = start - pos;
 			}
+			if (zero)
+				dlcp_buf_zero(zero, pos, start - pos);
 			n++;
 		}
 		if (i < rs->nr)
@@ -283,7 +287,7 @@ void dlcp_delivery_put_lost(const struct dlcp_delivery *d, struct msghdr *msg)
 		msg->msg_flags |= MSG_CTRUNC;
 		return;
 	}
-	dlcp_in_lost_ranges(d->msg, lost, fit);
+	dlcp_in_lost_ranges(d->msg, lost, fit, NULL);
 	/* put_cmsg() copies no more than the buffer holds: @fit ranges */
 	put_cmsg(msg, SOL_DLCP, DLCP_CMSG_LOST, nr * sizeof(*lost), lost);
 	kvfree(lost);
@@ -368,7 +372,9 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 	d->info.loss_budget_ppm = m->meta.budget_ppm;
 	d->info.status = lost_bytes ? DLCP_RECV_LOSSY : DLCP_RECV_EXACT;
 	d->info.bytes_lost = lost_bytes;
-	d->info.nr_lost_ranges = lost_bytes ? dlcp_in_lost_ranges(m, NULL, 0) : 0;
+	/* the bytes that did not arrive read as zeros (dlcp_buf.c) */
+	d->info.nr_lost_ranges = lost_bytes ?
+		dlcp_in_lost_ranges(m, NULL, 0, &m->buf) : 0;
 
 	/* reordering seen long ago fades: 1/16 per delivered message */
 	dlcp_sk(sk)->in_reo_us -= dlcp_sk(sk)->in_reo_us >> 4;

@@ -48,6 +48,7 @@ int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
 int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,
 		     struct iov_iter *to);
 void dlcp_buf_copy(struct dlcp_buf *b, u32 off, u32 len, void *to);
+void dlcp_buf_zero(struct dlcp_buf *b, u32 off, u32 len);
 
 #define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */
 

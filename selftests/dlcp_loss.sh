@@ -242,6 +242,18 @@ case_critical_ranges_intact()
 		--crit 1040000:8576
 }
 
+# Lost bytes read as zeros also in pages that held data before: the
+# receiver does not zero a page when it allocates it, only the bytes of it
+# that did not arrive, when the message is delivered. The first transfer
+# leaves the pages of 16 MiB of patterned data to be reused; the lossy one
+# then gets them back for its partly received pages.
+case_lost_bytes_zero_in_used_pages()
+{
+	transfer 16 1048576 0 exact exact || return 1
+	impair netem loss 5% || return 1
+	transfer 16 1048576 100000 any any
+}
+
 case_deadline_over_budget()
 {
 	local failed rc=0
@@ -449,6 +461,7 @@ CASES=(
 	burst_loss_gemodel
 	burst_loss_receiver_alive
 	critical_ranges_intact
+	lost_bytes_zero_in_used_pages
 	deadline_over_budget
 	receiver_vanishes
 	sender_vanishes
