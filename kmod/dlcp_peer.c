@@ -204,14 +204,17 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_rtt_sample);
 
 /*
  * The reordering window for @p (RACK, RFC 8985, section 6.2): reo_mult
- * quarters of the smoothed RTT, plus net.dlcp.reorder_us. A segment
- * reported missing is lost once a packet sent this much after it has
- * arrived.
+ * quarters of the smoothed RTT, or the reordering that made a resend
+ * needless in the last DLCP_LATE_WIN_US if that is more, plus
+ * net.dlcp.reorder_us. A segment reported missing is lost once a packet
+ * sent this much after it has arrived.
  */
 u32 dlcp_peer_reorder_us(const struct sock *sk, const struct dlcp_peer *p)
 {
 	/* also read locklessly, for /proc/net/dlcp/peers */
-	return READ_ONCE(p->reo_mult) * READ_ONCE(p->srtt_us) / 4 +
+	u32 w = READ_ONCE(p->reo_mult) * READ_ONCE(p->srtt_us) / 4;
+
+	return max(w, READ_ONCE(p->reo_late_us.s[0].v)) +
 	       READ_ONCE(dlcp_pernet(sock_net(sk))->reorder_us);
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_reorder_us);
@@ -223,23 +226,44 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_reorder_us);
  * Widen it by a quarter srtt, at most once a smoothed RTT;
  * DLCP_REO_CALM_ROUNDS rounds without one narrow it again
  * (dlcp_peer_reorder_round()).
+ *
+ * A quarter srtt a round trip is too slow for reordering that lasts many
+ * round trips: a busy host whose CPUs hand a socket's packets to the
+ * device through different per-CPU queues (veth, loopback) holds one
+ * queue back for a scheduling slice, milliseconds, while the round trip
+ * takes tens of microseconds. The age at which the message's segments
+ * were found lost, @rack_age_us by RACK and @rto_age_us by the timeout,
+ * bounds how late the original was: it arrived before the resend did.
+ * For DLCP_LATE_WIN_US the reordering window stays above the first, and
+ * the timeout above twice the second, as after a late RTT sample
+ * (dlcp_peer_rtt_sample()).
  */
-void dlcp_peer_reorder_widen(struct dlcp_peer *p)
+void dlcp_peer_dup_report(struct dlcp_peer *p, u32 rack_age_us,
+			  u32 rto_age_us)
 {
 	u32 now = dlcp_now_us();
 
 	p->reo_calm = 0;
+	if (rack_age_us)
+		minmax_running_max(&p->reo_late_us, DLCP_LATE_WIN_US, now,
+				   min_t(u32, rack_age_us, DLCP_REO_MAX_US));
+	if (rto_age_us)
+		minmax_running_max(&p->late_us, DLCP_LATE_WIN_US, now,
+				   min_t(u32, rto_age_us, DLCP_RTO_MAX_US / 2));
 	if (p->reo_mult >= DLCP_REO_MULT_MAX ||
 	    now - p->reo_stamp_us < p->srtt_us)
 		return;
 	p->reo_mult++;
 	p->reo_stamp_us = now;
 }
-EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_reorder_widen);
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_dup_report);
 
 /* A round of @p ended (dlcp_cc.c): a calm one narrows the window. */
 void dlcp_peer_reorder_round(struct dlcp_peer *p)
 {
+	/* ages the windowed max: an old late sample expires */
+	minmax_running_max(&p->reo_late_us, DLCP_LATE_WIN_US, dlcp_now_us(),
+			   0);
 	if (p->reo_mult > 1 && ++p->reo_calm >= DLCP_REO_CALM_ROUNDS) {
 		p->reo_mult--;
 		p->reo_calm = 0;

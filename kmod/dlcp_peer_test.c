@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of the path state of dlcp_peer.c: the reordering window
- * (widened by a needless resend, narrowed by calm rounds) and the pacing
- * clock.
+ * (widened by a needless resend, narrowed by calm rounds), the memory of
+ * how late a needlessly resent original was, and the pacing clock.
  */
 #include <linux/net.h>
 #include <net/net_namespace.h>
@@ -31,10 +31,10 @@ static void dlcp_peer_test_reorder_widen(struct kunit *test)
 			PT_SRTT_US / 4 + base);
 
 	p->reo_stamp_us = dlcp_now_us() - PT_SRTT_US;
-	dlcp_peer_reorder_widen(p);
+	dlcp_peer_dup_report(p, 0, 0);
 	KUNIT_EXPECT_EQ(test, p->reo_mult, 2);
 	/* a second one within the same srtt changes nothing */
-	dlcp_peer_reorder_widen(p);
+	dlcp_peer_dup_report(p, 0, 0);
 	KUNIT_EXPECT_EQ(test, p->reo_mult, 2);
 	KUNIT_EXPECT_EQ(test, dlcp_peer_reorder_us(sock->sk, p),
 			2 * PT_SRTT_US / 4 + base);
@@ -42,7 +42,7 @@ static void dlcp_peer_test_reorder_widen(struct kunit *test)
 	/* one an srtt: up to two srtt, no further */
 	for (i = 0; i < 20; i++) {
 		p->reo_stamp_us = dlcp_now_us() - PT_SRTT_US;
-		dlcp_peer_reorder_widen(p);
+		dlcp_peer_dup_report(p, 0, 0);
 	}
 	KUNIT_EXPECT_EQ(test, p->reo_mult, 8);
 	KUNIT_EXPECT_EQ(test, dlcp_peer_reorder_us(sock->sk, p),
@@ -66,7 +66,7 @@ static void dlcp_peer_test_reorder_calm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->reo_mult, 3);
 	/* a resend flagged needless starts the count again */
 	p->reo_stamp_us = dlcp_now_us();
-	dlcp_peer_reorder_widen(p);
+	dlcp_peer_dup_report(p, 0, 0);
 	KUNIT_EXPECT_EQ(test, p->reo_mult, 3);
 	for (i = 0; i < 15; i++)
 		dlcp_peer_reorder_round(p);
@@ -76,6 +76,60 @@ static void dlcp_peer_test_reorder_calm(struct kunit *test)
 	for (i = 0; i < 100; i++)
 		dlcp_peer_reorder_round(p);
 	KUNIT_EXPECT_EQ(test, p->reo_mult, 1);
+	kfree(p);
+}
+
+/*
+ * A needless resend after RACK found its original lost at age A keeps the
+ * window at A or more (a stalled per-CPU queue reorders by far more than
+ * srtt), one after a timeout keeps the timeout at 2 A or more; both for
+ * DLCP_LATE_WIN_US.
+ */
+static void dlcp_peer_test_dup_report_ages(struct kunit *test)
+{
+	struct dlcp_peer *p = dlcp_peer_alloc();
+	struct socket *sock;
+	u32 base;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, p);
+	if (sock_create_kern(&init_net, PF_INET, SOCK_DLCP, 0, &sock)) {
+		kfree(p);
+		KUNIT_ASSERT_TRUE(test, false);
+	}
+	p->srtt_us = 100;
+	p->rttvar_us = 50;
+	base = READ_ONCE(dlcp_pernet(&init_net)->reorder_us);
+	KUNIT_EXPECT_EQ(test, dlcp_peer_reorder_us(sock->sk, p), 25 + base);
+
+	dlcp_peer_dup_report(p, 30000, 0);
+	KUNIT_EXPECT_EQ(test, dlcp_peer_reorder_us(sock->sk, p),
+			30000 + base);
+	/* a smaller age later does not narrow it */
+	dlcp_peer_dup_report(p, 5000, 0);
+	KUNIT_EXPECT_EQ(test, dlcp_peer_reorder_us(sock->sk, p),
+			30000 + base);
+	/* nor do rounds within the window; the cap holds */
+	dlcp_peer_reorder_round(p);
+	KUNIT_EXPECT_EQ(test, dlcp_peer_reorder_us(sock->sk, p),
+			30000 + base);
+	dlcp_peer_dup_report(p, 10 * USEC_PER_SEC, 0);
+	KUNIT_EXPECT_EQ(test, dlcp_peer_reorder_us(sock->sk, p),
+			DLCP_REO_MAX_US + base);
+
+	/* the window expires: rounds age the sample away */
+	p->reo_late_us.s[0].t -= DLCP_LATE_WIN_US + 1;
+	p->reo_late_us.s[1] = p->reo_late_us.s[0];
+	p->reo_late_us.s[2] = p->reo_late_us.s[0];
+	dlcp_peer_reorder_round(p);
+	KUNIT_EXPECT_LE(test, dlcp_peer_reorder_us(sock->sk, p),
+			p->reo_mult * 25 + base);
+
+	/* a needless resend after a timeout: the timeout stays above 2 A */
+	KUNIT_EXPECT_LT(test, dlcp_peer_rto_us(sock->sk, p), 40000U);
+	dlcp_peer_dup_report(p, 0, 40000);
+	KUNIT_EXPECT_GE(test, dlcp_peer_rto_us(sock->sk, p), 80000U);
+
+	sock_release(sock);
 	kfree(p);
 }
 
@@ -111,6 +165,7 @@ static void dlcp_peer_test_pacing(struct kunit *test)
 
 static struct kunit_case dlcp_peer_test_cases[] = {
 	KUNIT_CASE(dlcp_peer_test_reorder_widen),
+	KUNIT_CASE(dlcp_peer_test_dup_report_ages),
 	KUNIT_CASE(dlcp_peer_test_reorder_calm),
 	KUNIT_CASE(dlcp_peer_test_pacing),
 	{}

@@ -123,7 +123,9 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	m->probes = 0;
 	if (r->rflags & DLCP_RF_DUP) {
 		DLCP_INC_STATS(net, DLCP_MIB_DUP_REPORTS);
-		dlcp_peer_reorder_widen(m->peer);
+		dlcp_peer_dup_report(m->peer, m->rack_age_us, m->rto_age_us);
+		m->rack_age_us = 0;
+		m->rto_age_us = 0;
 	}
 	reorder = dlcp_peer_reorder_us(sk, m->peer);
 
@@ -142,6 +144,7 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 			acked++;
 			acked_bytes += e - s;
 		} else if ((s32)(tsecr - f->sent_us) > (s32)reorder) {
+			m->rack_age_us = max(m->rack_age_us, now - f->sent_us);
 			dlcp_seg_set(m, f->seg, DLCP_SEG_LOST);
 			DLCP_INC_STATS(net, DLCP_MIB_RETRANS_REPORTED);
 			lost++;
@@ -339,6 +342,8 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 			continue;
 		p = f->msg->peer;
 		if (dlcp_recovery_rack_expired(sk, f, now_us)) {
+			f->msg->rack_age_us = max(f->msg->rack_age_us,
+						  now_us - f->sent_us);
 			dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
 			DLCP_INC_STATS(net, DLCP_MIB_RETRANS_REPORTED);
 			dlcp_flight_resolve(dsk, f);
@@ -361,6 +366,8 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 		 */
 		if (jiffies_to_usecs(now - f->msg->last_heard) < rto)
 			continue;
+		f->msg->rto_age_us = max(f->msg->rto_age_us,
+					 now_us - f->sent_us);
 		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
 		DLCP_INC_STATS(net, DLCP_MIB_RETRANS_TIMEOUT);
 		dlcp_flight_resolve(dsk, f);
