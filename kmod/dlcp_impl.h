@@ -66,7 +66,8 @@
  *	kfree_rcu()).
  *	Packets are transmitted with it held, as TCP transmits under its
  *	socket spinlock; loopback and veth queue to the backlog, so the
- *	receive path is never entered recursively.
+ *	receive path is never entered recursively (for the same reason it
+ *	matters which CPU transmits: dlcp_out.c).
  *	The functions that must be called with it held say so with
  *	__must_hold() and check it with lockdep_assert_held().
  * Order: dlcp_port_lock is never taken with dlcp_sock.lock held, nor the
@@ -361,6 +362,9 @@ struct dlcp_peer {
  * @flight_live:	unresolved entries in @flight: at most @flight_cap
  *			for the socket, each peer's share limited by its cwnd
  * @flight_cap:		size of @flight (net.dlcp.max_cwnd at first send)
+ * @tx_cpu:		CPU that processed the last REPORT or STOP: the one
+ *			that transmits while packets are in flight
+ *			(dlcp_out_may_push())
  * @peers:		destinations, by address (struct dlcp_peer)
  * @nr_peers:		entries in @peers
  * @pacer:		pacing timer
@@ -402,6 +406,7 @@ struct dlcp_sock {
 	u32			flight_len;
 	u32			flight_live;
 	u32			flight_cap;
+	int			tx_cpu;
 	struct hlist_head	peers[1 << DLCP_PEER_HASH_BITS];
 	u32			nr_peers;
 	struct hrtimer		pacer;
@@ -787,6 +792,10 @@ u8 dlcp_out_seg_flags(const struct dlcp_out_msg *m, u32 seg, bool rtx);
 struct sk_buff *dlcp_out_seg_skb(struct sock *sk, struct dlcp_out_msg *m,
 				 u32 seg, u8 flags, u32 now_us, u32 headroom);
 void dlcp_out_push(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock);
+bool dlcp_out_may_push(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_out_push_clocked(struct sock *sk)
 	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
 	__must_hold(&dsk->lock);

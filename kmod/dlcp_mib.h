@@ -57,6 +57,9 @@ enum dlcp_mib_field {
 	DLCP_MIB_RETRANS_PKTS,		/* DATA retransmitted */
 	DLCP_MIB_RETRANS_REPORTED,	/* retransmission: gap in a report */
 	DLCP_MIB_RETRANS_TIMEOUT,	/* retransmission: guard timer */
+	DLCP_MIB_RETRANS_UNDONE,	/* found lost, reported received
+					 * before it was resent
+					 */
 	DLCP_MIB_OUT_MSGS,		/* messages accepted by sendmsg */
 	DLCP_MIB_OUT_PROTOMEM,		/* sendmsg refused: net.dlcp.mem or share */
 	DLCP_MIB_OUT_MSGS_DONE,		/* STOP received */

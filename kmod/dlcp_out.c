@@ -587,6 +587,58 @@ static bool dlcp_out_next_seg(struct dlcp_out_msg *m, u32 *seg, bool *rtx)
 }
 
 /*
+ * Which CPU transmits
+ * -------------------
+ * A socket transmits from the softirq that processes a REPORT or STOP
+ * (the ack clock), from sendmsg() and from the pacer. A device that hands
+ * packets to the receiving stack through the backlog of the CPU that sent
+ * them (veth, loopback) keeps each CPU's packets in order, but not those
+ * of two CPUs: a CPU busy with an application defers its softirq work by
+ * up to a scheduling slice, milliseconds, and packets of the other CPU
+ * sent meanwhile arrive first. The receiver reports the gap, and after
+ * the reordering window the sender resends what was only late. Two CPUs
+ * clocking one socket, each from the REPORTs its own packets draw, keep
+ * that going for as long as the transfer runs.
+ *
+ * So while packets are in flight, sendmsg() and the pacer transmit only
+ * on the CPU that processed the last REPORT or STOP: elsewhere they leave
+ * it to the next REPORT, a fraction of a round trip away, which sends
+ * what they would have (dlcp_out_push() serves every message). Packets in
+ * flight always draw a REPORT, or the guard timer finds them lost; the
+ * guard timer, which acts when REPORTs stopped, transmits from any CPU,
+ * and so does the pacer once nothing is in flight: it looks again every
+ * DLCP_TX_RETRY_US while it is held back.
+ */
+#define DLCP_TX_RETRY_US	1000
+
+/*
+ * May sendmsg() or the pacer transmit now, on this CPU? If not, the pacer
+ * is armed to look again.
+ */
+bool dlcp_out_may_push(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+
+	lockdep_assert_held(&dsk->lock);
+	if (!dsk->flight_live || dsk->tx_cpu == smp_processor_id())
+		return true;
+	dlcp_pacer_arm(sk, ktime_get_ns() + DLCP_TX_RETRY_US * NSEC_PER_USEC);
+	return false;
+}
+
+/* A REPORT or STOP was processed on this CPU: transmit from here. */
+void dlcp_out_push_clocked(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock)
+{
+	struct dlcp_sock *dsk = dlcp_sk(sk);
+
+	lockdep_assert_held(&dsk->lock);
+	dsk->tx_cpu = smp_processor_id();
+	dlcp_out_push(sk);
+}
+
+/*
  * Transmit what the window and the pacing allow. Called with dsk->lock
  * held, from sendmsg, the receive path and the timers.
  */

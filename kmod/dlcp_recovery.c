@@ -90,6 +90,31 @@ static void dlcp_recovery_resync(struct dlcp_out_msg *m,
 }
 
 /*
+ * Segments of @m found lost but not yet resent that the report shows
+ * arrived after all (late: a stalled queue, a timeout that fired first)
+ * are not resent. Walks the message only while it has lost segments.
+ */
+static void dlcp_recovery_undo_lost(struct net *net, struct dlcp_out_msg *m,
+				    const struct dlcp_wire_range *g, u32 n,
+				    u32 scan_end)
+{
+	u32 seg, undone = 0;
+
+	for (seg = m->lost_hint; m->nr_lost && seg < m->nsegs; seg++) {
+		u32 s = seg * m->seg_size, e = s + dlcp_seg_len(m, seg);
+
+		if (e > scan_end)
+			break;
+		if (m->seg[seg] == DLCP_SEG_LOST &&
+		    dlcp_gaps_miss(g, n, s, e)) {
+			dlcp_seg_set(m, seg, DLCP_SEG_ACKED);
+			undone++;
+		}
+	}
+	DLCP_ADD_STATS(net, DLCP_MIB_RETRANS_UNDONE, undone);
+}
+
+/*
  * A REPORT arrived for one of our messages (skb is linear, validated).
  * Returns the counter of the drop if the packet was refused, else
  * DLCP_MIB_NONE.
@@ -169,13 +194,15 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 		dlcp_guard_arm_in(sk, usecs_to_jiffies(wait) + 1);
 	if (r->rflags & DLCP_RF_PROBED)
 		dlcp_recovery_resync(m, g, n, scan_end);
+	else if (m->nr_lost)
+		dlcp_recovery_undo_lost(net, m, g, n, scan_end);
 	ce = ntohl(r->ce_bytes);
 	ce = ce > m->ce_seen ? ce - m->ce_seen : 0;
 	m->ce_seen += ce;
 	if (m->nr_acked != acked_before)
 		m->progress_at = jiffies;
 	dlcp_cc_on_report(sk, m->peer, acked, acked_bytes, lost, ce);
-	dlcp_out_push(sk);
+	dlcp_out_push_clocked(sk);
 	return DLCP_MIB_NONE;
 }
 
@@ -215,7 +242,7 @@ enum dlcp_mib_field dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 	}
 	dlcp_out_free_msg(sk, m);
 	sk->sk_write_space(sk);
-	dlcp_out_push(sk);
+	dlcp_out_push_clocked(sk);
 	return DLCP_MIB_NONE;
 }
 

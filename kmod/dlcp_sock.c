@@ -459,7 +459,8 @@ static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_MSGS);
 	trace_dlcp_msg_send(inet->inet_num, &m->daddr, ntohs(m->dport), m->id,
 			    m->len, m->meta.prio, m->meta.budget_ppm, m->nsegs);
-	dlcp_out_push(sk);
+	if (dlcp_out_may_push(sk))
+		dlcp_out_push(sk);
 	dlcp_guard_arm(sk);
 	spin_unlock_bh(&dsk->lock);
 	kfree(spare);

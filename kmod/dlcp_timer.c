@@ -76,7 +76,7 @@ static enum hrtimer_restart dlcp_pacer_fire(struct hrtimer *t)
 	struct dlcp_sock *dsk = container_of(t, struct dlcp_sock, pacer);
 
 	spin_lock_bh(&dsk->lock);
-	if (!dsk->dead)
+	if (!dsk->dead && dlcp_out_may_push(&dsk->inet.sk))
 		dlcp_out_push(&dsk->inet.sk);
 	spin_unlock_bh(&dsk->lock);
 	return HRTIMER_NORESTART;
