@@ -308,10 +308,9 @@ struct dlcp_cc {
  * @mdev_us:	mean deviation of the RTT samples (RFC 6298's RTTVAR)
  * @mdev_max_us: largest @mdev_us since @rttvar_stamp_us
  * @rttvar_stamp_us: dlcp_now_us() when the current round trip began
- * @late_us:	the largest RTT sample that proved a timeout spurious, or
- *		age of a segment whose resend a DUP report called needless
- *		after a timeout, in the last DLCP_LATE_WIN_US (windowed
- *		max): the timeout stays above twice it
+ * @late_us:	the largest RTT sample that proved a timeout spurious in
+ *		the last DLCP_LATE_WIN_US (windowed max): the timeout stays
+ *		above twice it
  * @reo_mult:	reordering window in quarters of srtt (1..DLCP_REO_MULT_MAX)
  * @reo_late_us: the largest reordering that made a resend needless in the
  *		last DLCP_LATE_WIN_US (windowed max): the window stays above
@@ -914,7 +913,7 @@ u32 dlcp_peer_min_rto_us(const struct sock *sk)
 u32 dlcp_peer_rto_us(const struct sock *sk, const struct dlcp_peer *p);
 void dlcp_peer_rtt_sample(struct dlcp_peer *p, u32 tsecr);
 u32 dlcp_peer_reorder_us(const struct sock *sk, const struct dlcp_peer *p);
-void dlcp_peer_dup_report(struct dlcp_peer *p, u32 rack_age_us, u32 rto_age_us);
+void dlcp_peer_dup_report(struct dlcp_peer *p, u32 rack_age_us);
 void dlcp_peer_reorder_round(struct dlcp_peer *p);
 u64 dlcp_peer_pace_ns(const struct dlcp_peer *p);
 u32 dlcp_peer_pace_room(const struct dlcp_peer *p, u64 now, u64 interval);

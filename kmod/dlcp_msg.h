@@ -186,7 +186,6 @@ struct dlcp_msg_path {
  * @rack_age_us: the largest age at which RACK found a segment of this
  *		message lost since the last DUP report (how late an original
  *		was, when a DUP report says it arrived after all)
- * @rto_age_us:	the same for segments the retransmission timeout found lost
  * @crit:	bitmap of critical segments, NULL if none (or all: the
  *		DLCP_MSG_CRITICAL flag)
  * @crit_len:	bytes in critical segments (sent in every DATA packet)
@@ -235,7 +234,6 @@ struct dlcp_out_msg {
 	unsigned long		last_probe;
 	u32			rack_rtt_us;
 	u32			rack_age_us;
-	u32			rto_age_us;
 	unsigned long		*crit;
 	u32			crit_len;
 	u32			budget_bytes;

@@ -231,15 +231,16 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_peer_reorder_us);
  * round trips: a busy host whose CPUs hand a socket's packets to the
  * device through different per-CPU queues (veth, loopback) holds one
  * queue back for a scheduling slice, milliseconds, while the round trip
- * takes tens of microseconds. The age at which the message's segments
- * were found lost, @rack_age_us by RACK and @rto_age_us by the timeout,
- * bounds how late the original was: it arrived before the resend did.
- * For DLCP_LATE_WIN_US the reordering window stays above the first, and
- * the timeout above twice the second, as after a late RTT sample
- * (dlcp_peer_rtt_sample()).
+ * takes tens of microseconds. @rack_age_us, the largest age at which RACK
+ * found the message's segments lost, bounds how late the original was: it
+ * arrived before the resend did. For DLCP_LATE_WIN_US the reordering
+ * window stays above it, as the timeout stays above a late RTT sample
+ * (dlcp_peer_rtt_sample()). A needless resend after a timeout teaches the
+ * timeout nothing here: a path that duplicates packets (netem) makes DUP
+ * reports too, and an age learnt from a backed-off timeout would keep the
+ * timeout at seconds; the timeout learns from RTT samples alone.
  */
-void dlcp_peer_dup_report(struct dlcp_peer *p, u32 rack_age_us,
-			  u32 rto_age_us)
+void dlcp_peer_dup_report(struct dlcp_peer *p, u32 rack_age_us)
 {
 	u32 now = dlcp_now_us();
 
@@ -247,9 +248,7 @@ void dlcp_peer_dup_report(struct dlcp_peer *p, u32 rack_age_us,
 	if (rack_age_us)
 		minmax_running_max(&p->reo_late_us, DLCP_LATE_WIN_US, now,
 				   min_t(u32, rack_age_us, DLCP_REO_MAX_US));
-	if (rto_age_us)
-		minmax_running_max(&p->late_us, DLCP_LATE_WIN_US, now,
-				   min_t(u32, rto_age_us, DLCP_RTO_MAX_US / 2));
+
 	if (p->reo_mult >= DLCP_REO_MULT_MAX ||
 	    now - p->reo_stamp_us < p->srtt_us)
 		return;

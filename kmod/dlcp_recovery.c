@@ -148,9 +148,8 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	m->probes = 0;
 	if (r->rflags & DLCP_RF_DUP) {
 		DLCP_INC_STATS(net, DLCP_MIB_DUP_REPORTS);
-		dlcp_peer_dup_report(m->peer, m->rack_age_us, m->rto_age_us);
+		dlcp_peer_dup_report(m->peer, m->rack_age_us);
 		m->rack_age_us = 0;
-		m->rto_age_us = 0;
 	}
 	reorder = dlcp_peer_reorder_us(sk, m->peer);
 
@@ -393,8 +392,6 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 		 */
 		if (jiffies_to_usecs(now - f->msg->last_heard) < rto)
 			continue;
-		f->msg->rto_age_us = max(f->msg->rto_age_us,
-					 now_us - f->sent_us);
 		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
 		DLCP_INC_STATS(net, DLCP_MIB_RETRANS_TIMEOUT);
 		dlcp_flight_resolve(dsk, f);
