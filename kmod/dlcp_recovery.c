@@ -90,23 +90,33 @@ static void dlcp_recovery_resync(struct dlcp_out_msg *m,
 }
 
 /*
- * Segments of @m found lost but not yet resent that the report shows
+ * Segments of @m found lost and about to be resent that the report shows
  * arrived after all (late: a stalled queue, a timeout that fired first)
- * are not resent. Walks the message only while it has lost segments.
+ * are not resent. Only the segments dlcp_out_next_seg() would resend are
+ * looked at, and the walk ends at the last of them: lost bytes the budget
+ * covers stay lost without a walk of the message on every REPORT.
  */
 static void dlcp_recovery_undo_lost(struct net *net, struct dlcp_out_msg *m,
 				    const struct dlcp_wire_range *g, u32 n,
 				    u32 scan_end)
 {
-	u32 seg, undone = 0;
+	u32 seg, left, undone = 0;
+	bool any;
 
-	for (seg = m->lost_hint; m->nr_lost && seg < m->nsegs; seg++) {
+	if (!dlcp_out_want_rtx(m, &any))
+		return;
+	left = any ? m->nr_lost : m->nr_lost_crit;
+	for (seg = any ? m->lost_hint : m->crit_hint;
+	     left && seg < m->nsegs; seg++) {
 		u32 s = seg * m->seg_size, e = s + dlcp_seg_len(m, seg);
 
+		if (m->seg[seg] != DLCP_SEG_LOST ||
+		    (!any && !dlcp_seg_crit(m, seg)))
+			continue;
 		if (e > scan_end)
 			break;
-		if (m->seg[seg] == DLCP_SEG_LOST &&
-		    dlcp_gaps_miss(g, n, s, e)) {
+		left--;
+		if (dlcp_gaps_miss(g, n, s, e)) {
 			dlcp_seg_set(m, seg, DLCP_SEG_ACKED);
 			undone++;
 		}
@@ -193,7 +203,7 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 		dlcp_guard_arm_in(sk, usecs_to_jiffies(wait) + 1);
 	if (r->rflags & DLCP_RF_PROBED)
 		dlcp_recovery_resync(m, g, n, scan_end);
-	else if (m->nr_lost)
+	else
 		dlcp_recovery_undo_lost(net, m, g, n, scan_end);
 	ce = ntohl(r->ce_bytes);
 	ce = ce > m->ce_seen ? ce - m->ce_seen : 0;
