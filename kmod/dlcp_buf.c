@@ -6,13 +6,13 @@
  * contiguous allocation: a 64 MiB tensor needs no high-order allocation
  * (not even for a page pointer array, which the receive path would have to
  * allocate atomically), and the receiver allocates a page only when data
- * for it arrives. Pages are not zeroed when allocated: the sender fills
- * each one from user memory, and the receiver zeroes only the bytes of its
- * pages that did not arrive, once, when the message is delivered
- * (dlcp_buf_zero()). A page that was never allocated reads as zeros; with
- * that, every lost byte reads as zero, which is the zero-fill a lossy
- * delivery needs, and no byte of an earlier user of a page can reach user
- * memory.
+ * for it arrives. Pages come from dlcp_page.c, which recycles freed ones,
+ * and are not zeroed when allocated: the sender fills each one from user
+ * memory, and the receiver zeroes only the bytes of its pages that did
+ * not arrive, once, when the message is delivered (dlcp_buf_zero()). A
+ * page that was never allocated reads as zeros; with that, every lost
+ * byte reads as zero, which is the zero-fill a lossy delivery needs, and
+ * no byte of an earlier user of a page can reach user memory.
  *
  * A range set records which bytes of a message arrived: a sorted array of
  * disjoint, non-adjacent [start, end) ranges, kept in pages for the same
@@ -45,7 +45,7 @@ void dlcp_buf_free(struct dlcp_buf *b)
 	unsigned long i;
 
 	xa_for_each(&b->pages, i, p)
-		__free_page(p);
+		dlcp_page_free(p);
 	xa_destroy(&b->pages);
 	b->nr_alloc = 0;
 }
@@ -62,11 +62,11 @@ static struct page *dlcp_buf_page(struct dlcp_buf *b, u32 off, gfp_t gfp)
 
 	if (p || !gfp)
 		return p;
-	p = alloc_page(gfp);
+	p = dlcp_page_alloc(gfp);
 	if (!p)
 		return NULL;
 	if (xa_err(xa_store_bh(&b->pages, idx, p, gfp))) {
-		__free_page(p);
+		dlcp_page_free(p);
 		return NULL;
 	}
 	b->nr_alloc++;

@@ -22,6 +22,7 @@
  *   dlcp_mem.c		receive memory accounting (net.dlcp.mem)
  *   dlcp_timer.c	guard (retransmission/probe) timer, garbage collection
  *   dlcp_buf.c		message buffers (page arrays) and byte-range sets
+ *   dlcp_page.c	their pages, freed ones kept per CPU for reuse
  *   dlcp_prio.c	priority classes, DSCP/ECN, segment importance
  *   dlcp_peer.c	destinations of a socket and their path state: RTT,
  *			timeout, reordering window, pacing

@@ -115,9 +115,12 @@ static int __init dlcp_init(void)
 	err = dlcp_mem_init();
 	if (err)
 		return err;
-	err = proto_register(&dlcp_prot, 1);
+	err = dlcp_page_init();
 	if (err)
 		goto exit_mem;
+	err = proto_register(&dlcp_prot, 1);
+	if (err)
+		goto exit_page;
 	err = register_pernet_subsys(&dlcp_net_ops);
 	if (err)
 		goto unreg_proto;
@@ -152,6 +155,8 @@ unreg_pernet:
 	unregister_pernet_subsys(&dlcp_net_ops);
 unreg_proto:
 	proto_unregister(&dlcp_prot);
+exit_page:
+	dlcp_page_exit();
 exit_mem:
 	dlcp_mem_exit();
 	return err;
@@ -166,6 +171,7 @@ static void __exit dlcp_exit(void)
 	unregister_pernet_subsys(&dlcp_net_ops);
 	proto_unregister(&dlcp_prot);
 	dlcp_mem_exit();
+	dlcp_page_exit();
 }
 
 module_init(dlcp_init);

@@ -38,6 +38,13 @@ struct dlcp_buf {
 	u32		nr_alloc;
 };
 
+/* Message pages, recycled per CPU (dlcp_page.c) */
+struct page *dlcp_page_alloc(gfp_t gfp);
+void dlcp_page_free(struct page *p);
+unsigned int dlcp_page_kept(void);
+int dlcp_page_init(void);
+void dlcp_page_exit(void);
+
 void dlcp_buf_init(struct dlcp_buf *b, u32 len);
 void dlcp_buf_free(struct dlcp_buf *b);
 int dlcp_buf_from_iter(struct dlcp_buf *b, struct iov_iter *from);

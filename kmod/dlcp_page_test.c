@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of dlcp_page.c: which freed message pages a CPU keeps, and
+ * which allocations take them. Each case stays on one CPU (the stacks are
+ * per CPU).
+ */
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/preempt.h>
+#include <linux/slab.h>
+#include "dlcp_kunit.h"
+#include "dlcp_impl.h"
+
+/* the default of the module parameter page_cache */
+#define DLCP_PAGE_TEST_MAX	256
+
+/* Make room on this CPU's stack for one more page. */
+static void dlcp_page_test_room(void)
+{
+	if (dlcp_page_kept() >= DLCP_PAGE_TEST_MAX)
+		put_page(dlcp_page_alloc(GFP_ATOMIC));
+}
+
+/* A freed page is kept, and the next allocation takes it back. */
+static void dlcp_page_test_reuse(struct kunit *test)
+{
+	struct page *p = alloc_page(GFP_KERNEL), *q;
+	unsigned int n;
+
+	KUNIT_ASSERT_TRUE(test, p);
+	migrate_disable();
+	dlcp_page_test_room();
+	n = dlcp_page_kept();
+	dlcp_page_free(p);
+	KUNIT_EXPECT_EQ(test, dlcp_page_kept(), n + 1);
+	q = dlcp_page_alloc(GFP_ATOMIC);
+	KUNIT_EXPECT_TRUE(test, q == p);
+	KUNIT_EXPECT_EQ(test, dlcp_page_kept(), n);
+	migrate_enable();
+	dlcp_page_free(q);
+}
+
+/* A page a packet still holds goes back to its other holder alone. */
+static void dlcp_page_test_held(struct kunit *test)
+{
+	struct page *p = alloc_page(GFP_KERNEL);
+	unsigned int n;
+
+	KUNIT_ASSERT_TRUE(test, p);
+	get_page(p);
+	migrate_disable();
+	dlcp_page_test_room();
+	n = dlcp_page_kept();
+	dlcp_page_free(p);
+	KUNIT_EXPECT_EQ(test, dlcp_page_kept(), n);
+	migrate_enable();
+	KUNIT_EXPECT_EQ(test, page_ref_count(p), 1);
+	put_page(p);
+}
+
+/*
+ * An allocation that must be charged to a memory cgroup (a send buffer)
+ * gets a new page; the kept one stays for the next uncharged one.
+ */
+static void dlcp_page_test_charged(struct kunit *test)
+{
+	struct page *p = alloc_page(GFP_KERNEL), *q, *r;
+	unsigned int n;
+
+	KUNIT_ASSERT_TRUE(test, p);
+	migrate_disable();
+	dlcp_page_test_room();
+	dlcp_page_free(p);
+	n = dlcp_page_kept();
+	q = dlcp_page_alloc(GFP_KERNEL_ACCOUNT);
+	KUNIT_EXPECT_TRUE(test, q && q != p);
+	KUNIT_EXPECT_EQ(test, dlcp_page_kept(), n);
+	r = dlcp_page_alloc(GFP_ATOMIC);
+	KUNIT_EXPECT_TRUE(test, r == p);
+	migrate_enable();
+	if (q)
+		put_page(q);
+	dlcp_page_free(r);
+}
+
+/* A CPU keeps no more than page_cache pages; the rest are freed. */
+static void dlcp_page_test_bound(struct kunit *test)
+{
+	unsigned int i, n = DLCP_PAGE_TEST_MAX + 8;
+	struct page **pages;
+
+	pages = kcalloc(n, sizeof(*pages), GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, pages);
+	for (i = 0; i < n; i++)
+		pages[i] = alloc_page(GFP_KERNEL);
+	migrate_disable();
+	for (i = 0; i < n; i++)
+		if (pages[i])
+			dlcp_page_free(pages[i]);
+	KUNIT_EXPECT_EQ(test, dlcp_page_kept(), DLCP_PAGE_TEST_MAX);
+	migrate_enable();
+	kfree(pages);
+}
+
+static struct kunit_case dlcp_page_test_cases[] = {
+	KUNIT_CASE(dlcp_page_test_reuse),
+	KUNIT_CASE(dlcp_page_test_held),
+	KUNIT_CASE(dlcp_page_test_charged),
+	KUNIT_CASE(dlcp_page_test_bound),
+	{}
+};
+
+struct kunit_suite dlcp_page_test_suite = {
+	.name = "dlcp_page",
+	.test_cases = dlcp_page_test_cases,
+};
