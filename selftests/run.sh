@@ -14,7 +14,8 @@
 # (124 timeout, 125 kernel warning, ...). Environment: DLCP_VM_TIMEOUT
 # (seconds, default 3000), KSFT_DIR (kselftest harness, see Makefile);
 # passed to the guest: DLCP_SLOW=1 (also run the slow dlcp_prio.sh),
-# DLCP_BIG (big message of dlcp_netns.sh, default 16m), DLCP_XFER_TIMEOUT.
+# DLCP_BIG (big message of dlcp_netns.sh, default 16m), DLCP_XFER_TIMEOUT,
+# DLCP_TORCH_LOSS=0 (dlcp_torch.sh without its lossy pass).
 
 set -o pipefail
 
@@ -39,7 +40,7 @@ fi
 
 # Knobs of the in-guest scripts, passed on when set.
 envs=()
-for v in DLCP_SLOW DLCP_BIG DLCP_XFER_TIMEOUT; do
+for v in DLCP_SLOW DLCP_BIG DLCP_XFER_TIMEOUT DLCP_TORCH_LOSS; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
 
