@@ -30,7 +30,8 @@
  * The stacks hold at most the module parameter page_cache pages per CPU
  * (default 256, 1 MiB with 4 KiB pages; 0 keeps none), outside the
  * protocol's memory limits (net.dlcp.mem counts pages in messages); they
- * are emptied when the module is unloaded. Each stack is touched only
+ * are emptied when the module is unloaded (a CPU taken offline keeps its
+ * stack until then). Each stack is touched only
  * with bottom halves disabled on its own CPU: the allocations and frees
  * come from softirq and from system calls.
  */
