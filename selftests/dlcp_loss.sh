@@ -262,23 +262,46 @@ case_lost_bytes_zero_in_used_pages()
 # CPUs had its packets overtake each other by milliseconds, and the
 # receiver's reports of the gaps made the sender resend (0.24% of the
 # packets). Allowed: 10 plus 0.1% of the data packets, for a stall that
-# comes before the reordering window has learnt the host's.
-case_lossless_no_needless_resends()
+# comes before the reordering window has learnt the host's. A transfer
+# over that is repeated once and the case fails only if both are: one
+# long stall of the emulator's vCPU can cost a burst of resends (the same
+# module resent 11-129 of ~225,000 in nine runs, and 325 once), while a
+# sender that resends for every overtaking packet does it in every run.
+lossless_resends()
 {
-	local rtx data rc=0
+	local rtx data rto rep tlp
 
 	rtx=$(snmp ns_s DlcpRetransPkts)
 	data=$(snmp ns_s DlcpOutDataPkts)
-	transfer 300 1048576 0 exact exact --window 4 || rc=1
+	rto=$(snmp ns_s DlcpRetransTimeout)
+	rep=$(snmp ns_s DlcpRetransReported)
+	tlp=$(snmp ns_s DlcpTlpProbes)
+	transfer 300 1048576 0 exact exact --window 4 || return 2
 	rtx=$(counter_delta ns_s DlcpRetransPkts "$rtx")
 	data=$(counter_delta ns_s DlcpOutDataPkts "$data")
+	rto=$(counter_delta ns_s DlcpRetransTimeout "$rto")
+	rep=$(counter_delta ns_s DlcpRetransReported "$rep")
+	tlp=$(counter_delta ns_s DlcpTlpProbes "$tlp")
 	echo "$rtx of $data data packets resent on a lossless path" \
-	     "(undone: $(snmp ns_s DlcpRetransUndone))"
-	if [ "$rtx" -gt $((10 + data / 1000)) ]; then
-		echo "FAIL: needless resends"
-		rc=1
+	     "(undone: $(snmp ns_s DlcpRetransUndone); found lost by a timeout" \
+	     "$rto, by a report $rep; tail probes $tlp)"
+	[ "$rtx" -le $((10 + data / 1000)) ]
+}
+
+case_lossless_no_needless_resends()
+{
+	local rc
+
+	lossless_resends
+	rc=$?
+	if [ "$rc" -eq 1 ]; then
+		echo "over the allowance: once more"
+		lossless_resends
+		rc=$?
 	fi
-	return "$rc"
+	[ "$rc" -eq 0 ] && return 0
+	[ "$rc" -eq 1 ] && echo "FAIL: needless resends"
+	return 1
 }
 
 case_deadline_over_budget()
