@@ -214,8 +214,8 @@ check-6.12: deps-6.12
 
 checkpatch: $(DEPS_STAMP) deps-source
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \
-		--no-tree -f kmod/dlcp_*.c kmod/dlcp_af.h kmod/dlcp_impl.h kmod/dlcp_mib.h \
-		kmod/dlcp_msg.h kmod/dlcp_wire.h uapi/linux/dlcp.h
+		--no-tree -f kmod/dlcp_*.c kmod/dlcp_af.h kmod/dlcp_impl.h \
+		kmod/dlcp_mib.h kmod/dlcp_msg.h kmod/dlcp_wire.h uapi/linux/dlcp.h
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl \
 		--no-tree -f kmod/dlcp_trace.h
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \

@@ -31,9 +31,9 @@
  * (default 256, 1 MiB with 4 KiB pages; 0 keeps none), outside the
  * protocol's memory limits (net.dlcp.mem counts pages in messages); they
  * are emptied when the module is unloaded (a CPU taken offline keeps its
- * stack until then). Each stack is touched only
- * with bottom halves disabled on its own CPU: the allocations and frees
- * come from softirq and from system calls.
+ * stack until then). Each stack is touched only with bottom halves
+ * disabled on its own CPU: the allocations and frees come from softirq and
+ * from system calls.
  */
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
@@ -93,22 +93,21 @@ static bool dlcp_page_keepable(struct page *p)
 /* Let go of a message buffer's page @p: kept for reuse if it can be. */
 void dlcp_page_free(struct page *p)
 {
+	unsigned int max = min_t(unsigned int, READ_ONCE(dlcp_page_cache_max),
+				 DLCP_PAGE_CACHE_MAX);
 	struct dlcp_page_cache *pc;
-	bool kept = false;
 
-	if (!irqs_disabled()) {
-		local_bh_disable();
-		pc = this_cpu_ptr(dlcp_page_caches);
-		if (pc->nr < min_t(unsigned int, READ_ONCE(dlcp_page_cache_max),
-				   DLCP_PAGE_CACHE_MAX) &&
-		    dlcp_page_keepable(p)) {
-			pc->pages[pc->nr++] = p;
-			kept = true;
-		}
-		local_bh_enable();
-	}
-	if (!kept)
+	if (irqs_disabled()) {
 		put_page(p);
+		return;
+	}
+	local_bh_disable();
+	pc = this_cpu_ptr(dlcp_page_caches);
+	if (pc->nr < max && dlcp_page_keepable(p))
+		pc->pages[pc->nr++] = p;
+	else
+		put_page(p);
+	local_bh_enable();
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_page_free);
 
