@@ -186,6 +186,22 @@ static inline u32 dlcp_gso_max_bytes(const struct in6_addr *daddr)
 /* Room for every header below DLCP's in a packet it sends */
 #define DLCP_MAX_HEADROOM	(MAX_HEADER + sizeof(struct ipv6hdr))
 
+/*
+ * Room for the headers below DLCP's in a packet to @daddr over @dst, as
+ * ip_append_data() sizes UDP's: the device's link-layer reserve, what a
+ * transform on the route adds, the IP header and, in UDP mode (@udp), the
+ * UDP header. A DATA packet's head sized so (the headers and the
+ * skb_shared_info) fits a 512-byte allocation where DLCP_MAX_HEADROOM
+ * would take 1024, which init_on_alloc zeroes whole. A later device that
+ * wants more (a reroute) gets it from the IP layer's skb_expand_head().
+ */
+static inline u32 dlcp_headroom(const struct dst_entry *dst,
+				const struct in6_addr *daddr, bool udp)
+{
+	return LL_RESERVED_SPACE(dst->dev) + dst->header_len +
+	       dlcp_ip_hdr_len(daddr) + (udp ? sizeof(struct udphdr) : 0);
+}
+
 /* The DLCP checksum's pseudo-header sum (the protocol is always DLCP). */
 static inline __sum16 dlcp_csum_magic(const struct in6_addr *saddr,
 				      const struct in6_addr *daddr, u32 len,

@@ -125,7 +125,8 @@ int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 	u32 i, headroom;
 	int err;
 
-	skb = dlcp_out_seg_skb(sk, m, seg, flags, now_us, DLCP_MAX_HEADROOM);
+	skb = dlcp_out_seg_skb(sk, m, seg, flags, now_us,
+			       dlcp_headroom(dst, &m->daddr, false));
 	if (IS_ERR(skb))
 		return PTR_ERR(skb);
 	dlcp_xmit_csum(skb, &m->saddr, &m->daddr, false, tos);

@@ -381,7 +381,8 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m,
 	struct sk_buff *skb;
 	u8 cls;
 
-	skb = dlcp_out_seg_skb(sk, m, seg, flags, now_us, DLCP_MAX_HEADROOM);
+	skb = dlcp_out_seg_skb(sk, m, seg, flags, now_us,
+			       dlcp_headroom(dst, &m->daddr, m->udp));
 	if (IS_ERR(skb))
 		return PTR_ERR(skb);
 	/* retransmissions of critical data go in the highest class allowed */
@@ -431,13 +432,14 @@ static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 	u8 tos = dlcp_pkt_tos(dlcp_pernet(sock_net(sk)), m->meta.prio, drop);
 	struct page_frag *pf = &sk->sk_frag;
 	struct sk_buff *skb;
-	u32 i;
+	u32 i, headroom;
 	int err;
 
-	skb = alloc_skb(DLCP_MAX_HEADROOM, GFP_ATOMIC);
+	headroom = dlcp_headroom(dst, &m->daddr, true);
+	skb = alloc_skb(headroom, GFP_ATOMIC);
 	if (!skb)
 		return -ENOBUFS;
-	skb_reserve(skb, DLCP_MAX_HEADROOM);
+	skb_reserve(skb, headroom);
 	skb_reset_transport_header(skb);
 	for (i = 0; i < k; i++) {
 		u32 plen = dlcp_seg_len(m, seg + i);
