@@ -38,6 +38,7 @@ void dlcp_buf_init(struct dlcp_buf *b, u32 len)
 	b->len = len;
 	b->nr_alloc = 0;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_init);
 
 void dlcp_buf_free(struct dlcp_buf *b)
 {
@@ -49,6 +50,7 @@ void dlcp_buf_free(struct dlcp_buf *b)
 	xa_destroy(&b->pages);
 	b->nr_alloc = 0;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_free);
 
 /*
  * The page holding byte @off, allocated if absent and @gfp. A new page's
@@ -94,29 +96,40 @@ int dlcp_buf_from_iter(struct dlcp_buf *b, struct iov_iter *from)
 	return 0;
 }
 
+/* Pages of one packet that dlcp_buf_from_skb() looks up only once */
+#define DLCP_BUF_PKT_PAGES	4
+
 /*
  * Write @len bytes of @skb at @skb_off into the buffer at @off, allocating
  * pages as needed. Every page is allocated before any byte is written: on
  * failure no byte was recorded as received, so dlcp_buf_zero() clears
  * whatever was written, and a page allocated meanwhile is counted in
- * nr_alloc for the caller's accounting. Returns the number of pages
- * allocated or a negative errno.
+ * nr_alloc for the caller's accounting. The pages the first pass found
+ * (those of a packet up to a 9000-byte MTU) are not looked up again.
+ * Returns the number of pages allocated or a negative errno.
  */
 int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
 		      int skb_off, u32 len, gfp_t gfp)
 {
-	u32 before = b->nr_alloc, pos;
+	struct page *pages[DLCP_BUF_PKT_PAGES];
+	u32 before = b->nr_alloc, pos, i = 0;
 
-	for (pos = off & PAGE_MASK; pos < off + len; pos += PAGE_SIZE)
-		if (!dlcp_buf_page(b, pos, gfp))
+	for (pos = off & PAGE_MASK; pos < off + len; pos += PAGE_SIZE) {
+		struct page *p = dlcp_buf_page(b, pos, gfp);
+
+		if (!p)
 			return -ENOMEM;
-	while (len) {
+		if (i < ARRAY_SIZE(pages))
+			pages[i++] = p;
+	}
+	for (i = 0; len; i++) {
 		u32 poff = offset_in_page(off);
 		u32 n = min_t(u32, len, PAGE_SIZE - poff);
-		struct page *p = dlcp_buf_page(b, off, gfp);
+		struct page *p;
 		void *va;
 		int err;
 
+		p = i < ARRAY_SIZE(pages) ? pages[i] : dlcp_buf_page(b, off, gfp);
 		if (!p)
 			return -ENOMEM;
 		va = kmap_local_page(p);
@@ -130,6 +143,7 @@ int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
 	}
 	return b->nr_alloc - before;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_from_skb);
 
 /*
  * Attach @len bytes at @off to @skb as page fragments (transmit path; all
@@ -205,6 +219,7 @@ void dlcp_buf_copy(struct dlcp_buf *b, u32 off, u32 len, void *to)
 		len -= n;
 	}
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_copy);
 
 /* Copy @len bytes at @off to user memory; absent pages read as zeros. */
 int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of the byte-range sets of dlcp_buf.c: the receiver's record
- * of what has arrived of a message.
+ * KUnit tests of dlcp_buf.c: the byte-range sets, the receiver's record
+ * of what has arrived of a message, and the message buffer it fills.
  */
 #include <linux/slab.h>
 #include "dlcp_kunit.h"
@@ -141,12 +141,68 @@ static void dlcp_rs_test_pages(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rs.cap, 0);
 }
 
+/*
+ * Packets written into a message buffer at offsets that cross pages, one
+ * over more pages than dlcp_buf_from_skb() keeps from its first pass:
+ * every byte lands where its offset says, and the bytes between the
+ * packets read as zeros.
+ */
+static void dlcp_buf_test_from_skb(struct kunit *test)
+{
+	static const u32 pkts[][2] = {
+		{ 100, 1428 },			/* within page 0 */
+		{ 4000, 1428 },			/* across pages 0 and 1 */
+		{ 3 * 4096 - 7, 5 * 4096 + 20 },	/* over 7 pages */
+	};
+	const u32 len = 9 * 4096;
+	struct dlcp_buf b;
+	struct sk_buff *skb;
+	u8 *got, want;
+	u32 i, j, off, wrong = 0;
+	int n;
+
+	got = kvzalloc(len, GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, got);
+	dlcp_buf_init(&b, len);
+	for (i = 0; i < ARRAY_SIZE(pkts); i++) {
+		skb = alloc_skb(8 + pkts[i][1], GFP_KERNEL);
+		if (!skb)
+			break;
+		/* 8 bytes of header that must not be copied */
+		memset(skb_put(skb, 8), 0xee, 8);
+		for (j = 0; j < pkts[i][1]; j++)
+			*(u8 *)skb_put(skb, 1) = (u8)(pkts[i][0] + j) | 1;
+		n = dlcp_buf_from_skb(&b, pkts[i][0], skb, 8, pkts[i][1],
+				      GFP_KERNEL);
+		kfree_skb(skb);
+		KUNIT_EXPECT_GE(test, n, 0);
+	}
+	KUNIT_EXPECT_EQ(test, i, ARRAY_SIZE(pkts));
+	KUNIT_EXPECT_EQ(test, b.nr_alloc, 9);
+	dlcp_buf_copy(&b, 0, len, got);
+	for (off = 0; off < len; off++) {
+		want = 0;
+		for (i = 0; i < ARRAY_SIZE(pkts); i++)
+			if (off >= pkts[i][0] && off < pkts[i][0] + pkts[i][1])
+				want = (u8)off | 1;
+		/* bytes no packet wrote are cleared only at delivery */
+		if (!want)
+			continue;
+		if (got[off] != want)
+			wrong++;
+	}
+	KUNIT_EXPECT_EQ(test, wrong, 0);
+	dlcp_buf_free(&b);
+	kvfree(got);
+}
+
 static struct kunit_case dlcp_rs_test_cases[] = {
 	KUNIT_CASE(dlcp_rs_test_insert),
 	KUNIT_CASE(dlcp_rs_test_merge),
 	KUNIT_CASE(dlcp_rs_test_covers),
 	KUNIT_CASE(dlcp_rs_test_limit),
 	KUNIT_CASE(dlcp_rs_test_pages),
+	KUNIT_CASE(dlcp_buf_test_from_skb),
 	{}
 };
 
