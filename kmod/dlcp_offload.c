@@ -122,21 +122,19 @@ int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 	bool drop = flags & DLCP_HF_DROPPABLE;
 	u8 tos = dlcp_pkt_tos(dlcp_pernet(sock_net(sk)), m->meta.prio, drop);
 	struct sk_buff *skb, *p, **tail;
-	u32 i, headroom;
+	/*
+	 * The packets after the first use theirs only where the GSO layer
+	 * cuts the super-packet, for a copy of the IP header in front of the
+	 * device's (dlcp_offload_prepare() makes more if there is more to it)
+	 */
+	u32 i, headroom = dlcp_headroom(dst, &m->daddr, false);
 	int err;
 
-	skb = dlcp_out_seg_skb(sk, m, seg, flags, now_us,
-			       dlcp_headroom(dst, &m->daddr, false));
+	skb = dlcp_out_seg_skb(sk, m, seg, flags, now_us, headroom);
 	if (IS_ERR(skb))
 		return PTR_ERR(skb);
 	dlcp_xmit_csum(skb, &m->saddr, &m->daddr, false, tos);
 	tail = &skb_shinfo(skb)->frag_list;
-	/*
-	 * The packets after the first need headroom only where the GSO layer
-	 * cuts the super-packet: the device's link header and an IP header
-	 * (dlcp_offload_prepare() makes more if there is more to it)
-	 */
-	headroom = LL_RESERVED_SPACE(dst->dev) + sizeof(struct ipv6hdr);
 	for (i = 1; i < k; i++) {
 		p = dlcp_out_seg_skb(sk, m, seg + i,
 				     dlcp_out_seg_flags(m, seg + i, false),
