@@ -14,6 +14,15 @@
  * byte reads as zero, which is the zero-fill a lossy delivery needs, and
  * no byte of an earlier user of a page can reach user memory.
  *
+ * A receiver keeps the packets of a message as they are, by reference
+ * (dlcp_buf_keep_skb()), in order of offset: the bytes are then copied
+ * once, from the packets to user memory by recvmsg(), as TCP's and UDP's
+ * are, with no page allocated for them. Only a packet that arrives far
+ * out of order (DLCP_BUF_KEEP_BACK), such as a resent one, is copied into
+ * the pages on arrival. A byte held by a kept packet is read from it and
+ * never from the pages; the bytes between kept packets are read from the
+ * pages.
+ *
  * A range set records which bytes of a message arrived: a sorted array of
  * disjoint, non-adjacent [start, end) ranges, kept in pages for the same
  * reason (struct dlcp_rangeset). Packets of one message mostly arrive in
@@ -35,13 +44,16 @@
 void dlcp_buf_init(struct dlcp_buf *b, u32 len)
 {
 	xa_init_flags(&b->pages, XA_FLAGS_LOCK_BH);
+	__skb_queue_head_init(&b->skbs);
 	b->len = len;
 	b->nr_alloc = 0;
+	b->skb_truesize = 0;
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_init);
 
 void dlcp_buf_free(struct dlcp_buf *b)
 {
+	struct sk_buff *skb;
 	struct page *p;
 	unsigned long i;
 
@@ -49,6 +61,9 @@ void dlcp_buf_free(struct dlcp_buf *b)
 		dlcp_page_free(p);
 	xa_destroy(&b->pages);
 	b->nr_alloc = 0;
+	while ((skb = __skb_dequeue(&b->skbs)))
+		consume_skb(skb);
+	b->skb_truesize = 0;
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_free);
 
@@ -146,6 +161,66 @@ int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_from_skb);
 
 /*
+ * The kept packet after which one at @off goes, NULL for the first place,
+ * or an error pointer if that is more than DLCP_BUF_KEEP_BACK places
+ * before the last.
+ */
+static struct sk_buff *dlcp_buf_keep_after(const struct dlcp_buf *b, u32 off)
+{
+	struct sk_buff *p;
+	u32 back = 0;
+
+	skb_queue_reverse_walk(&b->skbs, p) {
+		if (dlcp_buf_cb(p)->off < off)
+			return p;
+		if (++back >= DLCP_BUF_KEEP_BACK)
+			return ERR_PTR(-E2BIG);
+	}
+	return NULL;
+}
+
+/*
+ * May a packet whose bytes start at @off be kept by dlcp_buf_keep_skb()?
+ * Only if it goes at most DLCP_BUF_KEEP_BACK places before the last packet
+ * kept; the caller also makes sure that none of its bytes arrived before
+ * (dlcp_rs_misses()), so that kept packets never overlap.
+ */
+bool dlcp_buf_may_keep(const struct dlcp_buf *b, u32 off)
+{
+	return !IS_ERR(dlcp_buf_keep_after(b, off));
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_may_keep);
+
+/*
+ * Keep @skb, whose @len bytes at @skb_off are the message's bytes at
+ * @off, none of them held before (dlcp_buf_may_keep()), by reference. It
+ * is trimmed to those bytes and detached from the device, the route and
+ * its sender, as a packet queued on a socket is; the caller charges its
+ * truesize (@b->skb_truesize) and no longer owns it.
+ */
+void dlcp_buf_keep_skb(struct dlcp_buf *b, struct sk_buff *skb, int skb_off,
+		       u32 off, u32 len)
+{
+	struct sk_buff *prev = dlcp_buf_keep_after(b, off);
+
+	/* the header is in the linear part (dlcp_pull_hdr()) */
+	__skb_pull(skb, skb_off);
+	WARN_ON_ONCE(skb->len != len);
+	skb_orphan(skb);
+	skb_dst_drop(skb);
+	skb->dev = NULL;
+	dlcp_buf_cb(skb)->off = off;
+	if (WARN_ON_ONCE(IS_ERR(prev)))
+		prev = b->skbs.prev;
+	if (prev)
+		__skb_queue_after(&b->skbs, prev, skb);
+	else
+		__skb_queue_head(&b->skbs, skb);
+	b->skb_truesize += skb->truesize;
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_keep_skb);
+
+/*
  * Attach @len bytes at @off to @skb as page fragments (transmit path; all
  * pages exist), each holding a reference on its page: a send buffer is not
  * written after sendmsg() filled it, so the packet needs no copy of its
@@ -201,6 +276,7 @@ void dlcp_buf_zero(struct dlcp_buf *b, u32 off, u32 len)
 		len -= n;
 	}
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_zero);
 
 /* Copy @len bytes at @off to @to; absent pages read as zeros. */
 void dlcp_buf_copy(struct dlcp_buf *b, u32 off, u32 len, void *to)
@@ -221,9 +297,9 @@ void dlcp_buf_copy(struct dlcp_buf *b, u32 off, u32 len, void *to)
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_copy);
 
-/* Copy @len bytes at @off to user memory; absent pages read as zeros. */
-int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,
-		     struct iov_iter *to)
+/* Copy @len bytes of the pages at @off to @to; absent pages read as zeros. */
+static int dlcp_buf_pages_to_iter(struct dlcp_buf *b, u32 off, u32 len,
+				  struct iov_iter *to)
 {
 	while (len) {
 		struct page *p = dlcp_buf_page(b, off, 0);
@@ -243,6 +319,31 @@ int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,
 	}
 	return 0;
 }
+
+/*
+ * Copy the first @len bytes to user memory: each from the packet kept
+ * that holds it, else from the pages.
+ */
+int dlcp_buf_to_iter(struct dlcp_buf *b, u32 len, struct iov_iter *to)
+{
+	struct sk_buff *skb;
+	u32 pos = 0;
+
+	skb_queue_walk(&b->skbs, skb) {
+		u32 at = dlcp_buf_cb(skb)->off, n;
+
+		if (at >= len)
+			break;
+		if (dlcp_buf_pages_to_iter(b, pos, at - pos, to))
+			return -EFAULT;
+		n = min(len - at, skb->len);
+		if (skb_copy_datagram_iter(skb, 0, to, n))
+			return -EFAULT;
+		pos = at + n;
+	}
+	return dlcp_buf_pages_to_iter(b, pos, len - pos, to);
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_to_iter);
 
 /* Index of the first range whose end is >= @pos (ranges can merge there). */
 static u32 dlcp_rs_find(const struct dlcp_rangeset *rs, u32 pos)
@@ -271,6 +372,18 @@ bool dlcp_rs_covers(const struct dlcp_rangeset *rs, u32 start, u32 end)
 	       dlcp_rs_at(rs, i)->end >= end;
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_covers);
+
+/* Is no byte of [@start, @end) in the set? */
+bool dlcp_rs_misses(const struct dlcp_rangeset *rs, u32 start, u32 end)
+{
+	u32 i = dlcp_rs_find(rs, start);
+
+	/* r[i].end >= start; one that ends at @start holds none of it */
+	if (i < rs->nr && dlcp_rs_at(rs, i)->end == start)
+		i++;
+	return i == rs->nr || dlcp_rs_at(rs, i)->start >= end;
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_rs_misses);
 
 /*
  * Move ranges [@src, @src + @n) to [@dst, @dst + @n) (the areas may

@@ -4,6 +4,7 @@
  * of what has arrived of a message, and the message buffer it fills.
  */
 #include <linux/slab.h>
+#include <linux/uio.h>
 #include "dlcp_kunit.h"
 #include "dlcp_impl.h"
 
@@ -196,13 +197,146 @@ static void dlcp_buf_test_from_skb(struct kunit *test)
 	kvfree(got);
 }
 
+/* Which spans hold no byte of the set: the test dlcp_buf_may_keep() needs */
+static void dlcp_rs_test_misses(struct kunit *test)
+{
+	struct dlcp_rangeset rs = { };
+	u32 added;
+
+	KUNIT_EXPECT_TRUE(test, dlcp_rs_misses(&rs, 0, 100));
+	dlcp_rs_add(&rs, 10, 20, GFP_KERNEL, &added);
+	dlcp_rs_add(&rs, 30, 40, GFP_KERNEL, &added);
+	KUNIT_EXPECT_TRUE(test, dlcp_rs_misses(&rs, 0, 10));
+	KUNIT_EXPECT_FALSE(test, dlcp_rs_misses(&rs, 0, 11));
+	KUNIT_EXPECT_TRUE(test, dlcp_rs_misses(&rs, 20, 30));
+	KUNIT_EXPECT_FALSE(test, dlcp_rs_misses(&rs, 19, 21));
+	KUNIT_EXPECT_FALSE(test, dlcp_rs_misses(&rs, 25, 35));
+	KUNIT_EXPECT_FALSE(test, dlcp_rs_misses(&rs, 12, 15));
+	KUNIT_EXPECT_FALSE(test, dlcp_rs_misses(&rs, 0, 100));
+	KUNIT_EXPECT_TRUE(test, dlcp_rs_misses(&rs, 40, 100));
+	dlcp_rs_free(&rs);
+}
+
+/*
+ * A DATA packet of @len bytes at @off: @hlen bytes of header that must not
+ * reach the message, then the byte pattern of its offsets, the first
+ * @linear bytes in the linear part and the rest in a page fragment.
+ */
+static struct sk_buff *bt_pkt(u32 hlen, u32 off, u32 len, u32 linear)
+{
+	struct sk_buff *skb = alloc_skb(hlen + linear, GFP_KERNEL);
+	struct page *p;
+	u8 *va;
+	u32 j;
+
+	if (!skb)
+		return NULL;
+	memset(skb_put(skb, hlen), 0xee, hlen);
+	for (j = 0; j < linear; j++)
+		*(u8 *)skb_put(skb, 1) = (u8)(off + j) | 1;
+	if (len == linear)
+		return skb;
+	p = alloc_page(GFP_KERNEL);
+	if (!p) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	va = page_address(p);
+	for (j = linear; j < len; j++)
+		va[j - linear] = (u8)(off + j) | 1;
+	skb_fill_page_desc(skb, 0, p, 0, len - linear);
+	skb->len += len - linear;
+	skb->data_len += len - linear;
+	skb->truesize += PAGE_SIZE;
+	return skb;
+}
+
+/* Packet @i of a message of 1428-byte packets, behind 8 bytes of header */
+static struct sk_buff *bt_seg(u32 i)
+{
+	return bt_pkt(8, i * 1428, 1428, i % 2 ? 100 : 1428);
+}
+
+/*
+ * Packets kept by reference and packets copied into pages make one
+ * message. Packets 0-2 and 4-11 are kept in order; packet 3 would go
+ * eight places before the last and is copied; 13 is kept, then 12 one
+ * place before it; 14 and the 100-byte tail are lost, 15 is copied.
+ * recvmsg's copy (dlcp_buf_to_iter()) reads every byte from where it is,
+ * the lost ones zeroed; a copy of fewer bytes stops inside a packet.
+ */
+static void dlcp_buf_test_keep(struct kunit *test)
+{
+	static const u8 kept[] = { 0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 13, 12 };
+	const u32 len = 16 * 1428 + 100;
+	struct kvec kv;
+	struct iov_iter it;
+	struct sk_buff *skb;
+	struct dlcp_buf b;
+	u32 i, off, truesize = 0, wrong = 0;
+	u8 *got, want;
+
+	got = kvzalloc(len, GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, got);
+	memset(got, 0x55, len);
+	dlcp_buf_init(&b, len);
+	for (i = 0; i < ARRAY_SIZE(kept); i++) {
+		KUNIT_EXPECT_TRUE(test, dlcp_buf_may_keep(&b, kept[i] * 1428));
+		skb = bt_seg(kept[i]);
+		KUNIT_ASSERT_TRUE(test, skb);
+		truesize += skb->truesize;
+		dlcp_buf_keep_skb(&b, skb, 8, kept[i] * 1428, 1428);
+		if (kept[i] == 11)
+			KUNIT_EXPECT_FALSE(test, dlcp_buf_may_keep(&b, 3 * 1428));
+	}
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&b.skbs), ARRAY_SIZE(kept));
+	KUNIT_EXPECT_EQ(test, b.skb_truesize, truesize);
+	for (i = 3; i <= 15; i += 12) {
+		skb = bt_seg(i);
+		KUNIT_ASSERT_TRUE(test, skb);
+		KUNIT_EXPECT_GE(test, dlcp_buf_from_skb(&b, i * 1428, skb, 8,
+							1428, GFP_KERNEL), 0);
+		kfree_skb(skb);
+	}
+	/* the receiver zeroes what did not arrive, at delivery */
+	dlcp_buf_zero(&b, 14 * 1428, 1428);
+	dlcp_buf_zero(&b, 16 * 1428, 100);
+
+	kv.iov_base = got;
+	kv.iov_len = len;
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, len);
+	KUNIT_EXPECT_EQ(test, dlcp_buf_to_iter(&b, len, &it), 0);
+	KUNIT_EXPECT_EQ(test, iov_iter_count(&it), 0);
+	for (off = 0; off < len; off++) {
+		want = off / 1428 == 14 || off >= 16 * 1428 ? 0 : (u8)off | 1;
+		if (got[off] != want)
+			wrong++;
+	}
+	KUNIT_EXPECT_EQ(test, wrong, 0);
+
+	/* truncated inside packet 1 (kept, partly in a fragment) */
+	memset(got, 0x55, len);
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, len);
+	KUNIT_EXPECT_EQ(test, dlcp_buf_to_iter(&b, 2000, &it), 0);
+	KUNIT_EXPECT_EQ(test, iov_iter_count(&it), len - 2000);
+	KUNIT_EXPECT_EQ(test, got[1999], (u8)1999 | 1);
+	KUNIT_EXPECT_EQ(test, got[2000], 0x55);
+
+	dlcp_buf_free(&b);
+	KUNIT_EXPECT_TRUE(test, skb_queue_empty(&b.skbs));
+	KUNIT_EXPECT_EQ(test, b.skb_truesize, 0);
+	kvfree(got);
+}
+
 static struct kunit_case dlcp_rs_test_cases[] = {
 	KUNIT_CASE(dlcp_rs_test_insert),
 	KUNIT_CASE(dlcp_rs_test_merge),
 	KUNIT_CASE(dlcp_rs_test_covers),
 	KUNIT_CASE(dlcp_rs_test_limit),
 	KUNIT_CASE(dlcp_rs_test_pages),
+	KUNIT_CASE(dlcp_rs_test_misses),
 	KUNIT_CASE(dlcp_buf_test_from_skb),
+	KUNIT_CASE(dlcp_buf_test_keep),
 	{}
 };
 

@@ -159,6 +159,9 @@
  *			source port as one UDP GSO super-packet (default off)
  * @gso:		net.dlcp.gso, native mode: send runs of packets as one
  *			super-packet (dlcp_offload.c; default off)
+ * @rx_keep:		net.dlcp.rx_keep, keep received DATA packets that
+ *			extend their message in order rather than copy them
+ *			(dlcp_buf.c; default on)
  * @max_in_msgs:	net.dlcp.max_in_msgs, messages being received per
  *			socket
  * @max_in_msgs_peer:	net.dlcp.max_in_msgs_peer, of them from one address
@@ -194,6 +197,7 @@ struct dlcp_net {
 	int	udp_entropy;
 	int	udp_gso;
 	int	gso;
+	int	rx_keep;
 	int	max_in_msgs;
 	int	max_in_msgs_peer;
 	struct net	*net;

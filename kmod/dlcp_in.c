@@ -39,7 +39,8 @@
 /*
  * What @m holds, in bytes, for the socket's accounting (dlcp_mem.c): its
  * state, its range array, its pages and the xarray nodes that index them
- * (at most one leaf per 64 pages of the message, or per page held).
+ * (at most one leaf per 64 pages of the message, or per page held), and
+ * the packets it keeps (their truesize).
  */
 static u32 dlcp_in_cost(const struct dlcp_in_msg *m)
 {
@@ -47,7 +48,8 @@ static u32 dlcp_in_cost(const struct dlcp_in_msg *m)
 	u32 nodes = m->buf.nr_alloc ? min(m->buf.nr_alloc, leaves) + 1 : 0;
 
 	return sizeof(*m) + m->have.cap * sizeof(struct dlcp_rs_range) +
-	       m->buf.nr_alloc * PAGE_SIZE + nodes * sizeof(struct xa_node);
+	       m->buf.nr_alloc * PAGE_SIZE + nodes * sizeof(struct xa_node) +
+	       m->buf.skb_truesize;
 }
 
 /* Bring @m's charge up to what it holds (scheduled before it grew). */
@@ -462,19 +464,48 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb,
 }
 
 /*
- * DATA: add the bytes to their message. Returns the counter of the drop
- * if the packet was refused, else DLCP_MIB_NONE.
+ * Keep the DATA packet @skb, @plen new bytes at @off of a message of @len
+ * bytes (@m, or none yet), by reference rather than copy it into pages
+ * (dlcp_buf.c)? Only if net.dlcp.rx_keep allows, if all its bytes are new
+ * and it lands among the last packets the message keeps, and if after
+ * it the socket still has room for the rest of the message in pages: a
+ * packet's truesize may be twice its payload, and a message must not be
+ * stranded below its socket's limit by its own packets. Under the
+ * protocol's memory pressure, pages, the denser, only.
+ */
+static bool dlcp_in_may_keep(struct sock *sk, const struct dlcp_in_msg *m,
+			     const struct sk_buff *skb, u32 len, u32 off,
+			     u32 plen)
+{
+	u32 rest;
+
+	if (!READ_ONCE(dlcp_pernet(sock_net(sk))->rx_keep) ||
+	    sk_under_memory_pressure(sk))
+		return false;
+	if (m && (!dlcp_rs_misses(&m->have, off, off + plen) ||
+		  !dlcp_buf_may_keep(&m->buf, off)))
+		return false;
+	rest = len - (m ? m->have.bytes : 0) - plen;
+	return (u64)atomic_read(&sk->sk_rmem_alloc) + skb->truesize + rest +
+	       rest / 16 + 2 * PAGE_SIZE <= dlcp_rcvbuf_limit(sk);
+}
+
+/*
+ * DATA: add the bytes to their message, copied into its pages or, with
+ * *@kept set, by keeping @skb. Returns the counter of the drop if the
+ * packet was refused, else DLCP_MIB_NONE.
  */
 static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
-					bool udp)
+					bool udp, bool *kept)
 	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_data_hdr *d = (const void *)skb->data;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
-	u32 hlen = d->common.doff * 4, plen = skb->len - hlen;
+	u32 hlen = d->common.doff * 4, pkt_len = skb->len, plen = pkt_len - hlen;
 	u32 off = ntohl(d->offset), added, need;
-	bool dup = false, first = false;
+	bool more = dlcp_cb(skb)->more, ce;
+	bool dup = false, first = false, keep;
 	enum dlcp_mib_field why;
 	struct dlcp_in_msg *m;
 	u8 rflags = 0;
@@ -505,13 +536,19 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 		goto report;
 	}
 	/*
-	 * What the packet may add to dlcp_in_cost(): the pages it touches
-	 * and an xarray node for each (and one more), the range array
-	 * doubling, and the message's state if it is new
+	 * What the packet may add to dlcp_in_cost(): itself if kept, else
+	 * the pages it touches and an xarray node for each (and one more);
+	 * the range array doubling, and the message's state if it is new
 	 */
-	need = DIV_ROUND_UP(offset_in_page(off) + plen, PAGE_SIZE) *
-	       (PAGE_SIZE + sizeof(struct xa_node)) + sizeof(struct xa_node) +
-	       clamp_t(u32, m ? m->have.cap : 0, 8, DLCP_RS_PAGE_RANGES) *
+	keep = dlcp_in_may_keep(sk, m, skb, ntohl(d->common.msg_len), off,
+				plen);
+	if (keep)
+		need = skb->truesize;
+	else
+		need = DIV_ROUND_UP(offset_in_page(off) + plen, PAGE_SIZE) *
+		       (PAGE_SIZE + sizeof(struct xa_node)) +
+		       sizeof(struct xa_node);
+	need += clamp_t(u32, m ? m->have.cap : 0, 8, DLCP_RS_PAGE_RANGES) *
 	       sizeof(struct dlcp_rs_range) +
 	       (m ? 0 : sizeof(*m));
 	why = dlcp_mem_schedule(sk, need);
@@ -529,17 +566,27 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 	n = dlcp_rs_prepare(&m->have, off, off + plen, GFP_ATOMIC);
 	if (n)
 		return n == -E2BIG ? DLCP_MIB_DROP_RANGES : DLCP_MIB_DROP_NOMEM;
-	n = dlcp_buf_from_skb(&m->buf, off, skb, hlen, plen, GFP_ATOMIC);
+	ce = INET_ECN_is_ce(dlcp_cb(skb)->dsfield);
+	if (keep) {
+		/* @skb is the message's now: only its header is read on */
+		dlcp_buf_keep_skb(&m->buf, skb, hlen, off, plen);
+		*kept = true;
+		DLCP_INC_STATS(net, DLCP_MIB_IN_DATA_KEPT);
+		n = 0;
+	} else {
+		n = dlcp_buf_from_skb(&m->buf, off, skb, hlen, plen,
+				      GFP_ATOMIC);
+	}
 	/*
-	 * charge what was allocated (and the range array grown above), even
-	 * if a later page failed
+	 * charge what was kept or allocated (and the range array grown
+	 * above), even if a later page failed
 	 */
 	dlcp_in_recharge(sk, m);
 	if (n < 0)
 		return DLCP_MIB_DROP_NOMEM;
 	WARN_ON_ONCE(dlcp_rs_add(&m->have, off, off + plen, GFP_ATOMIC,
 				 &added));
-	if (INET_ECN_is_ce(dlcp_cb(skb)->dsfield))
+	if (ce)
 		m->ce_bytes += plen;
 	if (d->common.flags & DLCP_HF_CRITICAL)
 		m->crit_rcvd += added;
@@ -557,7 +604,7 @@ report:
 		m->max_tsval = m->tsval;
 	else if (!dup)
 		dlcp_in_reordered(dsk, m->max_tsval - m->tsval);
-	m->max_pkt = max(m->max_pkt, skb->len);
+	m->max_pkt = max(m->max_pkt, pkt_len);
 	dlcp_intab_touch(dsk, m);
 	if (dlcp_in_ready(sk, m)) {
 		dlcp_in_complete(sk, m);
@@ -572,7 +619,7 @@ report:
 	 */
 	if ((d->common.flags & DLCP_HF_ACKREQ) || first ||
 	    (m->pkts_unreported >= READ_ONCE(dlcp_pernet(net)->ack_every) &&
-	     !dlcp_cb(skb)->more))
+	     !more))
 		dlcp_in_send_report(sk, m, rflags);
 	return DLCP_MIB_NONE;
 }
@@ -747,7 +794,7 @@ int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp,
 	struct dlcp_sock *dsk;
 	struct sock *sk;
 	int dif, sdif;
-	bool addrs_ok;
+	bool addrs_ok, kept = false;
 
 	DLCP_INC_STATS(net, DLCP_MIB_IN_PKTS);
 	/* the IP layer is done with skb->cb: the addresses go there */
@@ -793,7 +840,7 @@ int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp,
 	trace_dlcp_pkt_recv(h, &cb->saddr, &cb->daddr, cb->dsfield);
 	switch (dlcp_wire_type(h)) {
 	case DLCP_T_DATA:
-		why = dlcp_in_data(sk, skb, udp);
+		why = dlcp_in_data(sk, skb, udp, &kept);
 		break;
 	case DLCP_T_REPORT:
 		DLCP_INC_STATS(net, DLCP_MIB_REPORTS_RCVD);
@@ -819,7 +866,8 @@ unlock:
 	sock_put(sk);
 	if (why)
 		return dlcp_drop(net, skb, why);
-	consume_skb(skb);
+	if (!kept)
+		consume_skb(skb);
 	return 0;
 }
 

@@ -54,6 +54,7 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->udp_entropy = 1;
 	dn->udp_gso = 0;
 	dn->gso = 0;
+	dn->rx_keep = 1;
 	dn->max_in_msgs = 4096;
 	dn->max_in_msgs_peer = 1024;
 	dn->net = net;

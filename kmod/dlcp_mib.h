@@ -96,6 +96,9 @@ enum dlcp_mib_field {
 	DLCP_MIB_UDP_GSO_OUT,		/* UDP GSO super-packets sent */
 	DLCP_MIB_GSO_OUT,		/* native super-packets sent */
 	DLCP_MIB_GSO_IN,		/* native super-packets received whole */
+	DLCP_MIB_IN_DATA_KEPT,		/* DATA kept by reference, not copied
+					 * until recvmsg (net.dlcp.rx_keep)
+					 */
 	DLCP_MIB_OUT_CLASS0,		/* packets sent in class 0 ... */
 	DLCP_MIB_OUT_CLASS7 = DLCP_MIB_OUT_CLASS0 + 7,	/* ... and 7 */
 	__DLCP_MIB_MAX

@@ -27,16 +27,45 @@ struct sock;
 /* ---------------------------------------------------------------- */
 
 /**
- * struct dlcp_buf - a message's bytes, held in pages
+ * struct dlcp_buf - a message's bytes, held in pages and received packets
  * @pages:	pages by index; absent where nothing was written (reads as 0)
+ * @skbs:	received packets held by reference (dlcp_buf_keep_skb()),
+ *		each trimmed to its payload, in increasing order of offset;
+ *		the bytes they hold are read from them, the others from
+ *		@pages
  * @len:	message length in bytes
  * @nr_alloc:	pages allocated, for memory accounting
+ * @skb_truesize: the truesize of @skbs, for memory accounting
  */
 struct dlcp_buf {
-	struct xarray	pages;
-	u32		len;
-	u32		nr_alloc;
+	struct xarray		pages;
+	struct sk_buff_head	skbs;
+	u32			len;
+	u32			nr_alloc;
+	u32			skb_truesize;
 };
+
+/*
+ * A packet is kept only this many places before the last one kept: a
+ * little reordering (two CPUs' backlogs, spraying) costs no copy, a hole
+ * filled late (a resent packet) or a sender going backwards is copied
+ * into the pages, and placing a packet walks no further.
+ */
+#define DLCP_BUF_KEEP_BACK	8
+
+/**
+ * struct dlcp_buf_skb_cb - a kept packet's place (skb->cb)
+ * @off:	offset in the message of its first byte
+ */
+struct dlcp_buf_skb_cb {
+	u32	off;
+};
+
+static inline struct dlcp_buf_skb_cb *dlcp_buf_cb(const struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct dlcp_buf_skb_cb) > sizeof(skb->cb));
+	return (struct dlcp_buf_skb_cb *)skb->cb;
+}
 
 /* Message pages, recycled per CPU (dlcp_page.c) */
 struct page *dlcp_page_alloc(gfp_t gfp);
@@ -50,10 +79,12 @@ void dlcp_buf_free(struct dlcp_buf *b);
 int dlcp_buf_from_iter(struct dlcp_buf *b, struct iov_iter *from);
 int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
 		      int skb_off, u32 len, gfp_t gfp);
+bool dlcp_buf_may_keep(const struct dlcp_buf *b, u32 off);
+void dlcp_buf_keep_skb(struct dlcp_buf *b, struct sk_buff *skb, int skb_off,
+		       u32 off, u32 len);
 int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
 		      struct sk_buff *skb);
-int dlcp_buf_to_iter(struct dlcp_buf *b, u32 off, u32 len,
-		     struct iov_iter *to);
+int dlcp_buf_to_iter(struct dlcp_buf *b, u32 len, struct iov_iter *to);
 void dlcp_buf_copy(struct dlcp_buf *b, u32 off, u32 len, void *to);
 void dlcp_buf_zero(struct dlcp_buf *b, u32 off, u32 len);
 
@@ -103,6 +134,7 @@ int dlcp_rs_prepare(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp);
 int dlcp_rs_add(struct dlcp_rangeset *rs, u32 start, u32 end, gfp_t gfp,
 		u32 *added);
 bool dlcp_rs_covers(const struct dlcp_rangeset *rs, u32 start, u32 end);
+bool dlcp_rs_misses(const struct dlcp_rangeset *rs, u32 start, u32 end);
 void dlcp_rs_free(struct dlcp_rangeset *rs);
 
 /* ---------------------------------------------------------------- */

@@ -103,6 +103,7 @@ const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
 	[DLCP_MIB_UDP_GSO_OUT]		= "DlcpUdpGsoOutPkts",
 	[DLCP_MIB_GSO_OUT]		= "DlcpGsoOutPkts",
 	[DLCP_MIB_GSO_IN]		= "DlcpGsoInPkts",
+	[DLCP_MIB_IN_DATA_KEPT]		= "DlcpInDataKept",
 	[DLCP_MIB_DROP_GSO]		= "DlcpDropGso",
 	[DLCP_MIB_OUT_CLASS0]		= "DlcpOutClass0",
 	[DLCP_MIB_OUT_CLASS0 + 1]	= "DlcpOutClass1",

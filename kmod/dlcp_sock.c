@@ -496,7 +496,7 @@ static int dlcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 	copied = min_t(size_t, len, d->info.msg_len);
 	if (copied < d->info.msg_len)
 		msg->msg_flags |= MSG_TRUNC;
-	err = dlcp_buf_to_iter(&d->msg->buf, 0, copied, &msg->msg_iter);
+	err = dlcp_buf_to_iter(&d->msg->buf, copied, &msg->msg_iter);
 	if (err)
 		goto out;
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# DLCP super-packets in native mode (net.dlcp.gso) and checksum offload.
+# DLCP super-packets in native mode (net.dlcp.gso), checksum offload, and
+# received packets kept by reference until recvmsg (net.dlcp.rx_keep).
 # A run of packets of one message leaves as one skb; a veth passes it whole
 # and the receiver cuts it (DlcpGsoInPkts), or the kernel's GSO cuts it on
 # the way: at the sender's device (tx-gso-list off), in tbf, or because
@@ -52,6 +53,9 @@ after_case()
 	ip -n ns_gs link set eth0 mtu 1500
 	ip -n ns_gr link set eth0 mtu 1500
 	ip netns exec ns_gs sysctl -qw net.dlcp.gso=0
+	ip netns exec ns_gr sysctl -qw net.dlcp.rx_keep=1 net.dlcp.rmem=134217728
+	ip netns exec ns_gs sysctl -qw net.dlcp.encap=0
+	ip netns exec ns_gr sysctl -qw net.dlcp.encap=0
 	return 0
 }
 
@@ -61,7 +65,8 @@ counter_delta()	# NS COUNTER BEFORE
 }
 
 # xfer FAMILY COUNT SIZE [BUDGET]: COUNT messages of SIZE bytes, exact
-# (budget 0) unless BUDGET is given, checked byte by byte
+# (budget 0) unless BUDGET is given, checked byte by byte; XFER_WINDOW=W:
+# at most W messages unfinished at a time
 xfer()
 {
 	local fam=$1 count=$2 size=$3 budget=${4:-0} to=10.77.6.1 rpid rc=0
@@ -76,7 +81,7 @@ xfer()
 	wait_for_file "$tmpdir/ready" 20 "$rpid" || fail "receiver did not start" || return 1
 	DLCP_FAMILY=$fam ip netns exec ns_gs timeout 120 "$LOSS" send --to "$to" \
 		--port "$port" --count "$count" --size "$size" --budget "$budget" \
-		--expect-completion exact || { echo "FAIL: sender"; rc=1; }
+		${XFER_WINDOW:+--window "$XFER_WINDOW"} --expect-completion exact || { echo "FAIL: sender"; rc=1; }
 	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
 	return "$rc"
 }
@@ -249,7 +254,90 @@ case_gso_mtu_falls()
 	done
 }
 
+# rx_snap, rx_delta: DATA packets the receiver took, and of them kept
+rx_snap()
+{
+	rdata0=$(snmp ns_gr DlcpInDataPkts)
+	kept0=$(snmp ns_gr DlcpInDataKept)
+}
+
+rx_delta()
+{
+	rdata=$(counter_delta ns_gr DlcpInDataPkts "$rdata0")
+	kept=$(counter_delta ns_gr DlcpInDataKept "$kept0")
+	echo "$kept of $rdata data packets kept by reference"
+}
+
+# Packets that continue their message in order are kept by reference and
+# copied once by recvmsg, natively (one by one and in super-packets) and
+# inside UDP; with net.dlcp.rx_keep 0 every packet is copied on arrival.
+# Every message is checked byte by byte.
+case_rx_keep()
+{
+	local mode fam
+
+	for mode in native gso udp; do
+		[ "$mode" = gso ] && { ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1; }
+		if [ "$mode" = udp ]; then
+			ip netns exec ns_gs sysctl -qw net.dlcp.encap=1 &&
+			ip netns exec ns_gr sysctl -qw net.dlcp.encap=1 || return 1
+		fi
+		for fam in 4 6; do
+			rx_snap
+			xfer "$fam" 4 1048576 || return 1
+			echo -n "$mode, IPv$fam: "
+			rx_delta
+			[ "$kept" -gt 0 ] || fail "$mode, IPv$fam: nothing kept" || return 1
+		done
+	done
+	ip netns exec ns_gr sysctl -qw net.dlcp.rx_keep=0 || return 1
+	rx_snap
+	xfer 4 4 1048576 || return 1
+	echo -n "rx_keep 0: "
+	rx_delta
+	[ "$kept" -eq 0 ] || fail "$kept packets kept with net.dlcp.rx_keep=0"
+}
+
+# Packets lost and reordered: a message is kept up to its first hole and
+# copied after it, and the resent packets fill the holes in its pages.
+case_rx_keep_reorder()
+{
+	local fam
+
+	tc -n ns_gs qdisc replace dev eth0 root netem delay 1ms loss 2% 		reorder 25% 50% || return 1
+	for fam in 4 6; do
+		rx_snap
+		xfer "$fam" 4 1048576 || return 1
+		echo -n "IPv$fam: "
+		rx_delta
+		[ "$kept" -gt 0 ] || fail "IPv$fam: nothing kept" || return 1
+		[ "$kept" -lt "$rdata" ] || fail "IPv$fam: every packet kept" || return 1
+	done
+}
+
+# A packet's truesize may be twice its payload: kept packets must leave
+# room for the rest of their message in pages, or a message that fits
+# the socket's limit in pages would stall at it. net.dlcp.rmem a little
+# above one message, messages of 4 MiB, one at a time.
+case_rx_keep_rmem()
+{
+	local rcvmem0 rcvmem
+
+	ip netns exec ns_gr sysctl -qw net.dlcp.rmem=$((4 * 1048576 + 524288)) || return 1
+	rcvmem0=$(snmp ns_gr DlcpDropRcvMem)
+	rx_snap
+	XFER_WINDOW=1 xfer 4 3 4194304 || return 1
+	rx_delta
+	rcvmem=$(counter_delta ns_gr DlcpDropRcvMem "$rcvmem0")
+	echo "$rcvmem packets dropped at the socket's limit"
+	[ "$kept" -gt 0 ] || fail "nothing kept" || return 1
+	[ "$kept" -lt "$rdata" ] || fail "every packet kept, past the limit"
+}
+
 CASES=(
+	rx_keep
+	rx_keep_reorder
+	rx_keep_rmem
 	gso_whole
 	gso_cut_by_sender
 	csum_offload_off
