@@ -63,13 +63,19 @@ static void dlcp_in_recharge(struct sock *sk, struct dlcp_in_msg *m)
 	}
 }
 
+/* Free @m, which nothing refers to any more. */
+static void dlcp_in_msg_free(struct dlcp_in_msg *m)
+{
+	dlcp_buf_free(&m->buf);
+	dlcp_rs_free(&m->have);
+	kfree(m);
+}
+
 /* Free @m, which is off the table. */
 static void dlcp_in_release(struct sock *sk, struct dlcp_in_msg *m)
 {
 	dlcp_mem_uncharge(sk, m->charged);
-	dlcp_buf_free(&m->buf);
-	dlcp_rs_free(&m->have);
-	kfree(m);
+	dlcp_in_msg_free(m);
 }
 
 static void dlcp_in_free(struct sock *sk, struct dlcp_in_msg *m)
@@ -78,14 +84,20 @@ static void dlcp_in_free(struct sock *sk, struct dlcp_in_msg *m)
 	dlcp_in_release(sk, m);
 }
 
-/* A delivery read or purged: its message's memory goes back. */
+/*
+ * A delivery read or purged: its message's memory goes back. Only the
+ * uncharge needs the lock; the message is off the table, so its pages and
+ * packets (hundreds for a large message) are freed after it, where the
+ * receive path does not wait for them.
+ */
 void dlcp_delivery_free(struct dlcp_delivery *d)
 {
 	struct dlcp_sock *dsk = dlcp_sk(d->sk);
 
 	spin_lock_bh(&dsk->lock);
-	dlcp_in_release(d->sk, d->msg);
+	dlcp_mem_uncharge(d->sk, d->msg->charged);
 	spin_unlock_bh(&dsk->lock);
+	dlcp_in_msg_free(d->msg);
 	kfree(d);
 }
 
