@@ -81,7 +81,8 @@ xfer()
 	wait_for_file "$tmpdir/ready" 20 "$rpid" || fail "receiver did not start" || return 1
 	DLCP_FAMILY=$fam ip netns exec ns_gs timeout 120 "$LOSS" send --to "$to" \
 		--port "$port" --count "$count" --size "$size" --budget "$budget" \
-		${XFER_WINDOW:+--window "$XFER_WINDOW"} --expect-completion exact || { echo "FAIL: sender"; rc=1; }
+		${XFER_WINDOW:+--window "$XFER_WINDOW"} --expect-completion exact ||
+		{ echo "FAIL: sender"; rc=1; }
 	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
 	return "$rc"
 }
@@ -298,13 +299,15 @@ case_rx_keep()
 	[ "$kept" -eq 0 ] || fail "$kept packets kept with net.dlcp.rx_keep=0"
 }
 
-# Packets lost and reordered: a message is kept up to its first hole and
-# copied after it, and the resent packets fill the holes in its pages.
+# Packets lost and reordered: a packet a few places late is kept in its
+# place among its message's packets, a resent one (far behind) is copied
+# into the message's pages.
 case_rx_keep_reorder()
 {
 	local fam
 
-	tc -n ns_gs qdisc replace dev eth0 root netem delay 1ms loss 2% 		reorder 25% 50% || return 1
+	tc -n ns_gs qdisc replace dev eth0 root netem delay 1ms loss 2% reorder 25% 50% ||
+		return 1
 	for fam in 4 6; do
 		rx_snap
 		xfer "$fam" 4 1048576 || return 1
