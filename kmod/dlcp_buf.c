@@ -340,6 +340,7 @@ int dlcp_buf_to_iter(struct dlcp_buf *b, u32 len, struct iov_iter *to)
 		if (skb_copy_datagram_iter(skb, 0, to, n))
 			return -EFAULT;
 		pos = at + n;
+		cond_resched();
 	}
 	return dlcp_buf_pages_to_iter(b, pos, len - pos, to);
 }

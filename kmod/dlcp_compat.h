@@ -30,6 +30,11 @@
 #include <net/gso.h>
 #endif
 
+/* sk_under_memory_pressure() and its kin have their header since 6.10 */
+#if DLCP_LINUX_AT_LEAST(6, 10)
+#include <net/proto_memory.h>
+#endif
+
 /*
  * Trace events: __assign_str() takes the field alone since 6.10 (the
  * source is the one __string() names); before, the field and the source.
