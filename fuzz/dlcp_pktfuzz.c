@@ -421,7 +421,7 @@ int main(int argc, char **argv)
 	fails = attacks ? attack_finish(tfd) : 0;
 	settle();
 	sampler_stop();
-	snap_take(&after);
+	snap_take_quiet(&after);
 
 	printf("target: %lu messages sent, %lu received (%lu with lost ranges),"
 	       " %lu completions; %u of its messages learnt\n",

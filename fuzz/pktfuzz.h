@@ -75,6 +75,8 @@ struct snap {
 void snmp_read(int ns, struct snmp *s);
 int64_t snmp_get(const struct snmp *s, const char *name);
 void snap_take(struct snap *sn);
+/* the same, once no DLCP packet moved for a while (at most 5 s) */
+void snap_take_quiet(struct snap *sn);
 /* counter @name's growth in namespace @ns between two snapshots */
 int64_t dsnap(const struct snap *a, const struct snap *b, int ns,
 	      const char *name);

@@ -152,6 +152,42 @@ void snap_take(struct snap *sn)
 		udp_snmp_read(ns_target, &sn->udp_inerr, &sn->udp_csumerr);
 }
 
+/* whether no namespace sent or received a DLCP packet between @a and @b */
+static int snap_same(const struct snap *a, const struct snap *b)
+{
+	static const char *const ctr[] = { "DlcpInPkts", "DlcpOutPkts" };
+	unsigned int i, j;
+
+	for (i = 0; i < __NS_MAX; i++)
+		for (j = 0; j < sizeof(ctr) / sizeof(ctr[0]); j++)
+			if (snmp_get(&a->s[i], ctr[j]) !=
+			    snmp_get(&b->s[i], ctr[j]))
+				return 0;
+	return 1;
+}
+
+/*
+ * The namespaces are read one after the other, so a packet one of them
+ * sends between two reads is counted out and not in. A timer (a message
+ * timing out, a probe) may send one after the traffic has settled: take
+ * the snapshot when no counter moved for 100 ms around it, trying for up
+ * to 5 s.
+ */
+void snap_take_quiet(struct snap *sn)
+{
+	struct snap prev;
+	int i;
+
+	snap_take(&prev);
+	for (i = 0; i < 50; i++) {
+		usleep(100000);
+		snap_take(sn);
+		if (snap_same(&prev, sn))
+			return;
+		prev = *sn;
+	}
+}
+
 int64_t dsnap(const struct snap *a, const struct snap *b, int ns,
 	      const char *name)
 {
