@@ -504,8 +504,7 @@ void attack_close(void)
  * What a message costs the socket at its first packet (dlcp_in_data()'s
  * estimate: its pages, with an xarray node each, one node more, the
  * range array and the state; the state is 128 to 1024 bytes here), for
- * a piece within one page (tiny) or over two (big), copied into pages as
- * it arrives: the attacks run with net.dlcp.rx_keep 0 (dlcp_fuzz.sh).
+ * a piece within one page (tiny) or over two (big).
  */
 #define XA_NODE		576
 #define COST_TINY_MAX	(4096 + 2 * XA_NODE + 64 + 1024)

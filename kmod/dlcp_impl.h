@@ -380,6 +380,9 @@ struct dlcp_peer {
  * @in_settle:		messages waiting for late segments (settle_at)
  * @nr_in_msgs:		entries in @in_table
  * @nr_zombies:		zombies among them
+ * @in_rest:		bytes the messages being received still miss, all
+ *			together (zombies have none): what they need in
+ *			pages at most (dlcp_in_may_keep())
  * @in_peer_msgs:	messages being received, by a keyed hash of their
  *			sender's address (dlcp_intab.c)
  * @in_peer_seed:	the key of that hash
@@ -423,6 +426,7 @@ struct dlcp_sock {
 	struct list_head	in_settle;
 	u32			nr_in_msgs;
 	u32			nr_zombies;
+	u64			in_rest;
 	u16			in_peer_msgs[1 << DLCP_IN_PEER_BITS];
 	u32			in_peer_seed;
 	u32			in_reo_us;
@@ -723,6 +727,9 @@ enum dlcp_mib_field dlcp_intab_room(struct sock *sk,
 int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 	__must_hold(&dsk->lock);
 void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
+	__must_hold(&dsk->lock);
+void dlcp_intab_got(struct dlcp_sock *dsk, const struct dlcp_in_msg *m,
+		    u32 bytes)
 	__must_hold(&dsk->lock);
 void dlcp_intab_settle(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 	__must_hold(&dsk->lock);

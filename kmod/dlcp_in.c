@@ -480,25 +480,29 @@ static struct dlcp_in_msg *dlcp_in_new(struct sock *sk, struct sk_buff *skb,
  * bytes (@m, or none yet), by reference rather than copy it into pages
  * (dlcp_buf.c)? Only if net.dlcp.rx_keep allows, if all its bytes are new
  * and it lands among the last packets the message keeps, and if after
- * it the socket still has room for the rest of the message in pages: a
- * packet's truesize may be twice its payload, and a message must not be
- * stranded below its socket's limit by its own packets. Under the
- * protocol's memory pressure, pages, the denser, only.
+ * it the socket still has room in pages for the rest of every message
+ * it is receiving: a packet's truesize may be twice its payload, and
+ * messages that fit the socket's limit in pages must not be stranded
+ * below it, or lose packets at it, because of the packets they keep.
+ * Under the protocol's memory pressure, pages, the denser, only.
  */
 static bool dlcp_in_may_keep(struct sock *sk, const struct dlcp_in_msg *m,
 			     const struct sk_buff *skb, u32 len, u32 off,
 			     u32 plen)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
-	u32 rest;
+	u64 rest;
 
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
 	if (!READ_ONCE(dlcp_pernet(sock_net(sk))->rx_keep) ||
 	    sk_under_memory_pressure(sk))
 		return false;
 	if (m && (!dlcp_rs_misses(&m->have, off, off + plen) ||
 		  !dlcp_buf_may_keep(&m->buf, off)))
 		return false;
-	rest = len - (m ? m->have.bytes : 0) - plen;
-	return (u64)atomic_read(&sk->sk_rmem_alloc) + skb->truesize + rest +
+	/* @plen is new: in the message's rest, or in @len for a new one */
+	rest = dlcp_sk(sk)->in_rest + (m ? 0 : len) - plen;
+	return atomic_read(&sk->sk_rmem_alloc) + skb->truesize + rest +
 	       rest / 16 + 2 * PAGE_SIZE <= dlcp_rcvbuf_limit(sk);
 }
 
@@ -598,6 +602,7 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 		return DLCP_MIB_DROP_NOMEM;
 	WARN_ON_ONCE(dlcp_rs_add(&m->have, off, off + plen, GFP_ATOMIC,
 				 &added));
+	dlcp_intab_got(dsk, m, added);
 	if (ce)
 		m->ce_bytes += plen;
 	if (d->common.flags & DLCP_HF_CRITICAL)

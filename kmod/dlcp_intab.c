@@ -51,6 +51,7 @@ int dlcp_intab_init(struct dlcp_sock *dsk)
 	INIT_LIST_HEAD(&dsk->in_settle);
 	return rhashtable_init(&dsk->in_table, &dlcp_intab_params);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_intab_init);
 
 /* The socket is gone and its table empty (may sleep). */
 void dlcp_intab_destroy(struct dlcp_sock *dsk)
@@ -59,6 +60,7 @@ void dlcp_intab_destroy(struct dlcp_sock *dsk)
 	if (rcu_access_pointer(dsk->in_table.tbl))	/* init succeeded */
 		rhashtable_destroy(&dsk->in_table);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_intab_destroy);
 
 struct dlcp_in_msg *dlcp_intab_find(struct dlcp_sock *dsk,
 				    const struct in6_addr *saddr,
@@ -106,9 +108,11 @@ int dlcp_intab_insert(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 	list_add_tail(&m->lru, &dsk->in_active);
 	INIT_LIST_HEAD(&m->settle);
 	dsk->nr_in_msgs++;
+	dsk->in_rest += m->len - m->have.bytes;
 	(*dlcp_intab_peer(dsk, &m->key.saddr))++;
 	return 0;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_intab_insert);
 
 /* A packet of @m arrived now: it goes to the back of the expiry order. */
 void dlcp_intab_touch(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
@@ -129,15 +133,29 @@ void dlcp_intab_settle(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 		list_add_tail(&m->settle, &dsk->in_settle);
 }
 
+/* @m, being received, has @bytes fewer missing. */
+void dlcp_intab_got(struct dlcp_sock *dsk, const struct dlcp_in_msg *m,
+		    u32 bytes)
+	__must_hold(&dsk->lock)
+{
+	lockdep_assert_held(&dsk->lock);
+	if (WARN_ON_ONCE(m->delivered || dsk->in_rest < bytes))
+		bytes = min_t(u64, bytes, dsk->in_rest);
+	dsk->in_rest -= bytes;
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_intab_got);
+
 /* Take @m off its lists and out of the counts of its kind. */
 static void dlcp_intab_unlist(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 {
 	list_del(&m->lru);
 	list_del_init(&m->settle);
-	if (m->delivered)
+	if (m->delivered) {
 		dsk->nr_zombies--;
-	else
+	} else {
 		(*dlcp_intab_peer(dsk, &m->key.saddr))--;
+		dlcp_intab_got(dsk, m, m->len - m->have.bytes);
+	}
 }
 
 /* Take @m off the table and its lists. */
@@ -149,6 +167,7 @@ void dlcp_intab_remove(struct dlcp_sock *dsk, struct dlcp_in_msg *m)
 	dlcp_intab_unlist(dsk, m);
 	dsk->nr_in_msgs--;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_intab_remove);
 
 /*
  * The zombie @z takes @m's place (same key); @m is then off the table

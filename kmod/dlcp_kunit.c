@@ -16,7 +16,7 @@
 kunit_test_suites(&dlcp_wire_test_suite, &dlcp_rs_test_suite,
 		  &dlcp_gaps_test_suite, &dlcp_cc_test_suite,
 		  &dlcp_out_test_suite, &dlcp_peer_test_suite,
-		  &dlcp_page_test_suite);
+		  &dlcp_page_test_suite, &dlcp_intab_test_suite);
 
 #if !IS_ENABLED(CONFIG_KUNIT)
 void dlcp_kunit_fail(struct kunit *test, const char *file, int line,

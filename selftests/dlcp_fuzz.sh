@@ -214,13 +214,9 @@ attack_run()
 	local rc=0 timeout=$1 n bad
 	shift
 
-	# the attacks' memory predictions (pktfuzz_attack.c) count a piece
-	# in the pages it is copied into: a kept packet (net.dlcp.rx_keep)
-	# costs its truesize, less than the two pages of a big piece, and a
-	# flood of them stops at max_in_msgs before the memory limit
 	ip netns exec ns_fb sysctl -qw net.dlcp.rmem=8388608 \
 		net.dlcp.max_in_msgs=1024 net.dlcp.max_in_msgs_peer=128 \
-		net.dlcp.msg_timeout_ms="$timeout" net.dlcp.rx_keep=0 ||
+		net.dlcp.msg_timeout_ms="$timeout" ||
 		{ echo "FAIL: sysctls of ns_fb"; return 1; }
 	echo "net.dlcp.mem $(cat /proc/sys/net/dlcp/mem) (pages)"
 	pktfuzz_run ns_fa --attacker-ns ns_fc --observer "$C" --pair-src "$A" \
@@ -232,7 +228,7 @@ attack_run()
 	fi
 	ip netns exec ns_fb sysctl -qw net.dlcp.rmem=16777216 \
 		net.dlcp.max_in_msgs=4096 net.dlcp.max_in_msgs_peer=1024 \
-		net.dlcp.msg_timeout_ms=2000 net.dlcp.rx_keep=1
+		net.dlcp.msg_timeout_ms=2000
 	return $rc
 }
 

@@ -319,22 +319,55 @@ case_rx_keep_reorder()
 }
 
 # A packet's truesize may be twice its payload: kept packets must leave
-# room for the rest of their message in pages, or a message that fits
-# the socket's limit in pages would stall at it. net.dlcp.rmem a little
-# above one message, messages of 4 MiB, one at a time.
+# room for the rest of every message being received in pages, or messages
+# that fit the socket's limit in pages would stall at it, or lose packets
+# at it. First messages of 4 MiB one at a time, net.dlcp.rmem a little
+# above one; then three senders at once to one socket, 1 MiB messages
+# one at a time each (eight), rmem at 3.5 MiB: room for the three in pages, not
+# for three kept whole. Every message must arrive, exact, and in time.
 case_rx_keep_rmem()
 {
-	local rcvmem0 rcvmem
+	local rcvmem0 rcvmem rpid pids=() i rc=0
 
 	ip netns exec ns_gr sysctl -qw net.dlcp.rmem=$((4 * 1048576 + 524288)) || return 1
 	rcvmem0=$(snmp ns_gr DlcpDropRcvMem)
 	rx_snap
 	XFER_WINDOW=1 xfer 4 3 4194304 || return 1
+	echo -n "one at a time: "
 	rx_delta
 	rcvmem=$(counter_delta ns_gr DlcpDropRcvMem "$rcvmem0")
-	echo "$rcvmem packets dropped at the socket's limit"
+	echo "one at a time: $rcvmem packets dropped at the socket's limit"
 	[ "$kept" -gt 0 ] || fail "nothing kept" || return 1
-	[ "$kept" -lt "$rdata" ] || fail "every packet kept, past the limit"
+	[ "$kept" -lt "$rdata" ] || fail "every packet kept, past the limit" ||
+		return 1
+
+	ip netns exec ns_gr sysctl -qw net.dlcp.rmem=$((3 * 1048576 + 524288)) || return 1
+	rcvmem0=$(snmp ns_gr DlcpDropRcvMem)
+	rx_snap
+	port=$((port + 1))
+	rm -f "$tmpdir/ready"
+	ip netns exec ns_gr timeout 120 "$LOSS" recv --port "$port" \
+		--ready "$tmpdir/ready" --count 24 --size 1048576 --budget 0 \
+		--expect exact &
+	rpid=$!
+	wait_for_file "$tmpdir/ready" 20 "$rpid" ||
+		fail "receiver did not start" || return 1
+	for i in 1 2 3; do
+		ip netns exec ns_gs timeout 120 "$LOSS" send --to 10.77.6.1 \
+			--port "$port" --count 8 --size 1048576 --budget 0 \
+			--window 1 --expect-completion exact &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || { echo "FAIL: a sender"; rc=1; }
+	done
+	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
+	echo -n "three senders: "
+	rx_delta
+	rcvmem=$(counter_delta ns_gr DlcpDropRcvMem "$rcvmem0")
+	echo "three senders: $rcvmem packets dropped at the socket's limit"
+	[ "$rc" -eq 0 ] || return 1
+	[ "$kept" -gt 0 ] || fail "three senders: nothing kept"
 }
 
 CASES=(
