@@ -66,10 +66,12 @@ counter_delta()	# NS COUNTER BEFORE
 
 # xfer FAMILY COUNT SIZE [BUDGET]: COUNT messages of SIZE bytes, exact
 # (budget 0) unless BUDGET is given, checked byte by byte; XFER_WINDOW=W:
-# at most W messages unfinished at a time
+# at most W messages unfinished at a time; XFER_SENDERS=N: N senders at
+# once to the one receiver, COUNT / N messages each
 xfer()
 {
 	local fam=$1 count=$2 size=$3 budget=${4:-0} to=10.77.6.1 rpid rc=0
+	local senders=${XFER_SENDERS:-1} pids=() i
 
 	[ "$fam" = 6 ] && to=fd77:6::1
 	port=$((port + 1))
@@ -79,10 +81,17 @@ xfer()
 		--budget "$budget" --expect exact &
 	rpid=$!
 	wait_for_file "$tmpdir/ready" 20 "$rpid" || fail "receiver did not start" || return 1
-	DLCP_FAMILY=$fam ip netns exec ns_gs timeout 120 "$LOSS" send --to "$to" \
-		--port "$port" --count "$count" --size "$size" --budget "$budget" \
-		${XFER_WINDOW:+--window "$XFER_WINDOW"} --expect-completion exact ||
-		{ echo "FAIL: sender"; rc=1; }
+	for ((i = 0; i < senders; i++)); do
+		DLCP_FAMILY=$fam ip netns exec ns_gs timeout 120 "$LOSS" send \
+			--to "$to" --port "$port" --count $((count / senders)) \
+			--size "$size" --budget "$budget" \
+			${XFER_WINDOW:+--window "$XFER_WINDOW"} \
+			--expect-completion exact &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || { echo "FAIL: sender"; rc=1; }
+	done
 	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
 	return "$rc"
 }
@@ -322,12 +331,13 @@ case_rx_keep_reorder()
 # room for the rest of every message being received in pages, or messages
 # that fit the socket's limit in pages would stall at it, or lose packets
 # at it. First messages of 4 MiB one at a time, net.dlcp.rmem a little
-# above one; then three senders at once to one socket, 1 MiB messages
-# one at a time each (eight), rmem at 3.5 MiB: room for the three in pages, not
-# for three kept whole. Every message must arrive, exact, and in time.
+# above one; then three senders at once to one socket, eight 1 MiB
+# messages each, one at a time, rmem at 3.5 MiB: room for the three in
+# pages, not for three kept whole. Every message must arrive, exact, and
+# in time.
 case_rx_keep_rmem()
 {
-	local rcvmem0 rcvmem rpid pids=() i rc=0
+	local rcvmem0 rcvmem
 
 	ip netns exec ns_gr sysctl -qw net.dlcp.rmem=$((4 * 1048576 + 524288)) || return 1
 	rcvmem0=$(snmp ns_gr DlcpDropRcvMem)
@@ -344,29 +354,11 @@ case_rx_keep_rmem()
 	ip netns exec ns_gr sysctl -qw net.dlcp.rmem=$((3 * 1048576 + 524288)) || return 1
 	rcvmem0=$(snmp ns_gr DlcpDropRcvMem)
 	rx_snap
-	port=$((port + 1))
-	rm -f "$tmpdir/ready"
-	ip netns exec ns_gr timeout 120 "$LOSS" recv --port "$port" \
-		--ready "$tmpdir/ready" --count 24 --size 1048576 --budget 0 \
-		--expect exact &
-	rpid=$!
-	wait_for_file "$tmpdir/ready" 20 "$rpid" ||
-		fail "receiver did not start" || return 1
-	for i in 1 2 3; do
-		ip netns exec ns_gs timeout 120 "$LOSS" send --to 10.77.6.1 \
-			--port "$port" --count 8 --size 1048576 --budget 0 \
-			--window 1 --expect-completion exact &
-		pids+=($!)
-	done
-	for i in "${pids[@]}"; do
-		wait "$i" || { echo "FAIL: a sender"; rc=1; }
-	done
-	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
+	XFER_SENDERS=3 XFER_WINDOW=1 xfer 4 24 1048576 || return 1
 	echo -n "three senders: "
 	rx_delta
 	rcvmem=$(counter_delta ns_gr DlcpDropRcvMem "$rcvmem0")
 	echo "three senders: $rcvmem packets dropped at the socket's limit"
-	[ "$rc" -eq 0 ] || return 1
 	[ "$kept" -gt 0 ] || fail "three senders: nothing kept"
 }
 
