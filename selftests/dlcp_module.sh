@@ -43,8 +43,7 @@ hold()
 
 release_holders()
 {
-	[ -n "$tmpdir" ] && kill_pidfile "$tmpdir/holders"
-	return 0
+	[ -z "$tmpdir" ] || kill_pidfile "$tmpdir/holders"
 }
 
 loopback_xfer()
@@ -93,7 +92,7 @@ case_rmmod_busy()
 		{ fail "unexpected rmmod error"; rc=1; }
 	dlcp_loaded || { fail "module gone after failed rmmod"; rc=1; }
 	echo "refcount: $(cat /sys/module/dlcp/refcnt 2> /dev/null)"
-	release_holders
+	release_holders || rc=1
 	return $rc
 }
 
@@ -113,7 +112,7 @@ case_rmmod_after_close()
 	local rc=0
 
 	hold init && hold netns ns_mod || return 1
-	release_holders
+	release_holders || return 1
 	rmmod_retry dlcp 5 || { fail "rmmod after close failed"; return 1; }
 	[ ! -e /proc/net/dlcp ] || { fail "/proc/net/dlcp still there"; rc=1; }
 	[ ! -e /proc/sys/net/dlcp ] ||

@@ -453,6 +453,7 @@ static void on_signal(int sig)
 static int do_hold(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, old;
 	struct addr a;
 	int fd;
 
@@ -470,11 +471,21 @@ static int do_hold(void)
 		close(fd);
 		return 0;
 	}
+	/*
+	 * The signals stay blocked but while sigsuspend() waits: one that
+	 * came between the test of stop_hold and a pause() would be lost,
+	 * and the holder would never exit.
+	 */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	touch_ready();
 	while (!stop_hold)
-		pause();
+		sigsuspend(&old);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(fd);
 	return 0;
 }

@@ -174,10 +174,11 @@ capture_ready()
 # cases run in subshells, so background pids are passed on in a file),
 # wait until each has exited, and remove FILE. A process started in a
 # case's subshell is not our child: poll its state (a zombie has closed
-# its sockets) rather than wait(1) for it.
+# its sockets) rather than wait(1) for it. A process still running 5 s
+# after SIGTERM is killed (SIGKILL) and reported: fails.
 kill_pidfile()
 {
-	local pid state i
+	local pid state i rc=0
 
 	[ -f "$1" ] || return 0
 	while read -r pid; do
@@ -188,8 +189,16 @@ kill_pidfile()
 			[ -z "$state" ] || [ "$state" = Z ] && break
 			sleep 0.05
 		done
+		if [ -n "$state" ] && [ "$state" != Z ]; then
+			echo "FAIL: pid $pid ($(tr '\0' ' ' \
+				< "/proc/$pid/cmdline" 2> /dev/null)) still" \
+				"running 5 s after SIGTERM (state $state)"
+			kill -KILL "$pid" 2> /dev/null
+			rc=1
+		fi
 	done < "$1"
 	rm -f "$1"
+	return $rc
 }
 
 # need_exec FILE: setup() helper: fail with a message if FILE is missing
