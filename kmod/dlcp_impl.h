@@ -87,9 +87,9 @@
  * net.dlcp.rmem) (a 64 MiB tensor passes with default settings and no
  * privileged tuning), and to the protocol's pages, bounded by
  * net.dlcp.mem (dlcp_mem.c). Incomplete messages with no progress for
- * net.dlcp.msg_timeout_ms are freed. Freed pages that carry no memory
- * cgroup charge are kept per CPU for the next receive buffer, outside
- * these limits and bounded on their own (dlcp_page.c).
+ * net.dlcp.msg_timeout_ms are freed. Freed pages are kept per CPU for the
+ * next buffer charged to the same memory cgroup (or none), outside these
+ * limits and bounded on their own (dlcp_page.c).
  */
 #ifndef _DLCP_IMPL_H
 #define _DLCP_IMPL_H

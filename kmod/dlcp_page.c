@@ -19,19 +19,26 @@
  * receiver zeroes every byte that did not arrive before the message is
  * delivered, so no byte of a page's earlier use reaches user memory.
  *
- * Kept are only pages that carry no memory-cgroup charge (receive buffers,
- * allocated in softirq, and send buffers of tasks in the root cgroup);
- * charged pages go back to the allocator, and an allocation that must be
- * charged (__GFP_ACCOUNT, a send buffer) never takes a kept page, so
- * every page a cgroup's task asks for is charged to it. Neither kept is a
- * page a packet still holds (a transmitted fragment), one from the
- * emergency reserves, or one of another NUMA node.
+ * A page allocated for a send buffer (__GFP_ACCOUNT) is charged to the
+ * memory cgroup of the task that sends, where the kernel charges one
+ * (kernel memory accounting, a cgroup below the root). Such a page is
+ * kept apart, on a second stack, and still charged: only an allocation
+ * that would be charged to the same cgroup takes it, so that every page
+ * a cgroup's task holds is charged to it. An allocation that finds a page
+ * of another cgroup on top frees that page and takes a new one: a stack
+ * does not stay filled with the pages of a cgroup that no longer sends.
+ * Pages that carry no charge (receive buffers, allocated in softirq, and
+ * send buffers of tasks charged nothing: the root cgroup, kernel threads)
+ * go on the first stack, which uncharged allocations take from. Neither
+ * kept is a page a packet still holds (a transmitted fragment), one from
+ * the emergency reserves, or one of another NUMA node.
  *
- * The stacks hold at most the module parameter page_cache pages per CPU
- * (default 256, 1 MiB with 4 KiB pages; 0 keeps none), outside the
- * protocol's memory limits (net.dlcp.mem counts pages in messages); they
+ * The stacks hold at most the module parameter page_cache pages each per
+ * CPU (default 256, 1 MiB with 4 KiB pages; 0 keeps none), outside the
+ * protocol's memory limits (net.dlcp.mem counts pages in messages); a
+ * cgroup stays charged for the pages of its own that a CPU keeps. They
  * are emptied when the module is unloaded (a CPU taken offline keeps its
- * stack until then). Each stack is touched only with bottom halves
+ * stacks until then). Each stack is touched only with bottom halves
  * disabled on its own CPU: the allocations and frees come from softirq and
  * from system calls.
  */
@@ -47,39 +54,91 @@
 static unsigned int dlcp_page_cache_max = 256;
 module_param_named(page_cache, dlcp_page_cache_max, uint, 0644);
 MODULE_PARM_DESC(page_cache,
-		 "freed message pages kept for reuse, per CPU (0 to 1024)");
+		 "freed message pages kept for reuse, per CPU and stack (0 to 1024)");
+
+/* The stacks of a CPU: pages charged to no memory cgroup, and charged ones */
+enum {
+	DLCP_PAGE_FREE,
+	DLCP_PAGE_CHARGED,
+	DLCP_PAGE_STACKS
+};
 
 /**
  * struct dlcp_page_cache - the freed pages one CPU keeps
- * @nr:		pages on the stack
- * @pages:	the stack, @nr entries
+ * @nr:		pages on each stack
+ * @pages:	the stacks, @nr entries each
  */
 struct dlcp_page_cache {
-	unsigned int	nr;
-	struct page	*pages[DLCP_PAGE_CACHE_MAX];
+	unsigned int	nr[DLCP_PAGE_STACKS];
+	struct page	*pages[DLCP_PAGE_STACKS][DLCP_PAGE_CACHE_MAX];
 };
 
 static struct dlcp_page_cache __percpu *dlcp_page_caches;
 
 /*
- * An order-0 page for a message buffer: a kept one if @gfp needs no
- * charge, else a new one. Its contents are undefined.
+ * The memory cgroup that an allocation with __GFP_ACCOUNT by the current
+ * task is charged to, as the kernel chooses it, or NULL where it charges
+ * none: no memory controller, a kernel thread, a task of the root cgroup
+ * (whose memory is not counted). Where kernel memory accounting is off
+ * (cgroup.memory=nokmem) the pages carry no charge while this names a
+ * cgroup: a send buffer then finds no kept page, which costs time only.
+ */
+static struct mem_cgroup *dlcp_page_memcg(void)
+	__must_hold(RCU)
+{
+	struct mem_cgroup *memcg;
+
+	if (mem_cgroup_disabled())
+		return NULL;
+	memcg = current->active_memcg;
+	if (!memcg) {
+		if (!in_task() || !current->mm ||
+		    (current->flags & PF_KTHREAD))
+			return NULL;
+		memcg = mem_cgroup_from_task(current);
+	}
+	return memcg && memcg->css.parent ? memcg : NULL;
+}
+
+/*
+ * A kept page of the stack @s for an allocation charged to @memcg (NULL:
+ * none), or NULL. A charged page of another cgroup on top is freed.
+ */
+static struct page *dlcp_page_take(struct dlcp_page_cache *pc, int s,
+				   struct mem_cgroup *memcg)
+{
+	struct page *p;
+
+	if (!pc->nr[s])
+		return NULL;
+	p = pc->pages[s][--pc->nr[s]];
+	if (s == DLCP_PAGE_CHARGED && page_memcg_check(p) != memcg) {
+		put_page(p);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * An order-0 page for a message buffer: a kept one charged as @gfp and
+ * the task ask for, else a new one. Its contents are undefined.
  */
 struct page *dlcp_page_alloc(gfp_t gfp)
 {
+	struct mem_cgroup *memcg = NULL;
 	struct dlcp_page_cache *pc;
-	struct page *p = NULL;
+	struct page *p;
 
-	if (!(gfp & __GFP_ACCOUNT)) {
-		local_bh_disable();
-		pc = this_cpu_ptr(dlcp_page_caches);
-		if (pc->nr)
-			p = pc->pages[--pc->nr];
-		local_bh_enable();
-		if (p)
-			return p;
-	}
-	return alloc_page(gfp);
+	rcu_read_lock();
+	if (gfp & __GFP_ACCOUNT)
+		memcg = dlcp_page_memcg();
+	local_bh_disable();
+	pc = this_cpu_ptr(dlcp_page_caches);
+	p = dlcp_page_take(pc, memcg ? DLCP_PAGE_CHARGED : DLCP_PAGE_FREE,
+			   memcg);
+	local_bh_enable();
+	rcu_read_unlock();
+	return p ?: alloc_page(gfp);
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_page_alloc);
 
@@ -87,7 +146,7 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_page_alloc);
 static bool dlcp_page_keepable(struct page *p)
 {
 	return page_ref_count(p) == 1 && !page_is_pfmemalloc(p) &&
-	       page_to_nid(p) == numa_mem_id() && !page_memcg_check(p);
+	       page_to_nid(p) == numa_mem_id();
 }
 
 /* Let go of a message buffer's page @p: kept for reuse if it can be. */
@@ -96,28 +155,32 @@ void dlcp_page_free(struct page *p)
 	unsigned int max = min_t(unsigned int, READ_ONCE(dlcp_page_cache_max),
 				 DLCP_PAGE_CACHE_MAX);
 	struct dlcp_page_cache *pc;
+	int s;
 
 	if (irqs_disabled()) {
 		put_page(p);
 		return;
 	}
+	rcu_read_lock();
+	s = page_memcg_check(p) ? DLCP_PAGE_CHARGED : DLCP_PAGE_FREE;
+	rcu_read_unlock();
 	local_bh_disable();
 	pc = this_cpu_ptr(dlcp_page_caches);
-	if (pc->nr < max && dlcp_page_keepable(p))
-		pc->pages[pc->nr++] = p;
+	if (pc->nr[s] < max && dlcp_page_keepable(p))
+		pc->pages[s][pc->nr[s]++] = p;
 	else
 		put_page(p);
 	local_bh_enable();
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_page_free);
 
-/* Pages this CPU keeps, for the tests. */
+/* Uncharged pages this CPU keeps, for the tests. */
 unsigned int dlcp_page_kept(void)
 {
 	unsigned int nr;
 
 	local_bh_disable();
-	nr = this_cpu_ptr(dlcp_page_caches)->nr;
+	nr = this_cpu_ptr(dlcp_page_caches)->nr[DLCP_PAGE_FREE];
 	local_bh_enable();
 	return nr;
 }
@@ -132,13 +195,14 @@ int dlcp_page_init(void)
 /* After the last message is freed: give every kept page back. */
 void dlcp_page_exit(void)
 {
-	int cpu;
+	int cpu, s;
 
 	for_each_possible_cpu(cpu) {
 		struct dlcp_page_cache *pc = per_cpu_ptr(dlcp_page_caches, cpu);
 
-		while (pc->nr)
-			put_page(pc->pages[--pc->nr]);
+		for (s = 0; s < DLCP_PAGE_STACKS; s++)
+			while (pc->nr[s])
+				put_page(pc->pages[s][--pc->nr[s]]);
 	}
 	free_percpu(dlcp_page_caches);
 }

@@ -266,10 +266,9 @@ struct cgroup_test {
  * cgroup in it and attach to it, for each of the @n types, a program
  * (bpf_refuse()) of @prog_type. 0, or a negative errno to skip for.
  */
-static int cgroup_refusing(struct cgroup_test *t, enum bpf_prog_type prog_type,
-			   const enum bpf_attach_type *types, int n)
+static int cgroup_mount(struct cgroup_test *t)
 {
-	int cgfd, i, err = 0;
+	int err;
 
 	strcpy(t->root, "/tmp/dlcp-cg-XXXXXX");
 	t->cg[0] = '\0';
@@ -282,6 +281,17 @@ static int cgroup_refusing(struct cgroup_test *t, enum bpf_prog_type prog_type,
 		rmdir(t->root);
 		return err;
 	}
+	return 0;
+}
+
+static int cgroup_refusing(struct cgroup_test *t, enum bpf_prog_type prog_type,
+			   const enum bpf_attach_type *types, int n)
+{
+	int cgfd, i, err;
+
+	err = cgroup_mount(t);
+	if (err)
+		return err;
 	snprintf(t->cg, sizeof(t->cg), "%s/dlcp-test-%d", t->root, getpid());
 	cgfd = mkdir(t->cg, 0755) ? -1 : open(t->cg, O_RDONLY | O_DIRECTORY);
 	for (i = 0; cgfd >= 0 && i < n && !err; i++) {
@@ -423,6 +433,144 @@ TEST(cgroup_bpf_egress_ends_message)
 	ASSERT_EQ(0, dlcp_new_netns());
 	rc = cgroup_refused(BPF_PROG_TYPE_CGROUP_SKB, &type, 1, egress_refused);
 	EXPECT_CGROUP_REFUSED(rc);
+}
+
+/*
+ * The messages of send_pages_charged_to_own_cgroup: 256 pages each, as
+ * many as a CPU keeps by default
+ */
+#define CHARGE_MSG	(1024 * 1024)
+#define CHARGE_MSGS	4
+
+/*
+ * A cgroup's memory file @name in bytes (memory.peak), or with @key the
+ * value of that line of it (memory.stat); -1 if there is none.
+ */
+static long long cgroup_mem(const char *cg, const char *name, const char *key)
+{
+	char path[340], line[128];
+	size_t klen = key ? strlen(key) : 0;
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, name);
+	f = fopen(path, "r");
+	while (f && v < 0 && fgets(line, sizeof(line), f))
+		if (!key)
+			v = atoll(line);
+		else if (!strncmp(line, key, klen) && line[klen] == ' ')
+			v = atoll(line + klen + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * In a child moved into @cg and pinned to CPU 0, send @n messages of
+ * @buf (CHARGE_MSG bytes) to 127.0.0.1:@port, one at a time, each to its
+ * completion. 0 if all were delivered.
+ */
+static int charge_send(const char *cg, uint16_t port, const char *buf, int n)
+{
+	char path[340];
+	cpu_set_t cpus;
+	int status;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	pid = fork();
+	if (!pid) {
+		uint32_t st;
+		int fd, err, i;
+
+		CPU_ZERO(&cpus);
+		CPU_SET(0, &cpus);
+		if (write_file(path, "0") ||
+		    sched_setaffinity(0, sizeof(cpus), &cpus))
+			_exit(1);
+		fd = quick_sender(10000);
+		for (i = 0; i < n; i++)
+			if (fd < 0 ||
+			    send_to(fd, "127.0.0.1", port, buf, CHARGE_MSG, 0) !=
+			    CHARGE_MSG ||
+			    completion(fd, WAIT_MS, &st, &err) ||
+			    st != DLCP_DONE_EXACT)
+				_exit(1);
+		_exit(0);
+	}
+	return pid < 0 || waitpid(pid, &status, 0) != pid ||
+	       !WIFEXITED(status) ? 1 : WEXITSTATUS(status);
+}
+
+/*
+ * The pages of a message being sent are charged to the memory cgroup of
+ * the task that sends it. Freed message pages are kept for reuse: those
+ * of cgroup A's messages stay charged to A (its kernel memory, read once
+ * the kernel's periodic flush of the statistics, every 2 s, has counted
+ * them), and a task of cgroup B that sends on the same CPU next gets new
+ * pages, charged to B, not A's.
+ */
+TEST(send_pages_charged_to_own_cgroup)
+{
+	char cg_a[300], cg_b[300], *buf;
+	long long a_done, b_peak;
+	struct cgroup_test t;
+	int r, err;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_up("lo"));
+	/*
+	 * A packet the receiver keeps holds the sender's page (loopback):
+	 * freed while the receiver still has it, the page is not kept.
+	 */
+	ASSERT_EQ(0, dlcp_sysctl_write("rx_keep", 0));
+	/* the buffer's pages belong to this process, in no test cgroup */
+	buf = malloc(CHARGE_MSG);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0x5a, CHARGE_MSG);
+	r = bound4("127.0.0.1");
+	ASSERT_LE(0, r);
+	err = cgroup_mount(&t);
+	if (err)
+		SKIP(return, "no cgroup2: %s", strerror(-err));
+	snprintf(cg_a, sizeof(cg_a), "%s/dlcp-mem-a-%d", t.root, getpid());
+	snprintf(cg_b, sizeof(cg_b), "%s/dlcp-mem-b-%d", t.root, getpid());
+	snprintf(t.cg, sizeof(t.cg), "%s/cgroup.subtree_control", t.root);
+	if (write_file(t.cg, "+memory") || mkdir(cg_a, 0755) ||
+	    mkdir(cg_b, 0755) || cgroup_mem(cg_b, "memory.peak", NULL) < 0) {
+		rmdir(cg_a);
+		strcpy(t.cg, cg_b);
+		cgroup_remove(&t);
+		SKIP(return, "no memory controller with memory.peak");
+	}
+
+	if (fork() == 0) {
+		/* the receiver, in the test's own cgroup */
+		static char in[CHARGE_MSG];
+		int i;
+
+		for (i = 0; i < CHARGE_MSGS + 1; i++)
+			if (recv_within(r, in, sizeof(in), NULL, WAIT_MS) !=
+			    CHARGE_MSG)
+				_exit(1);
+		_exit(0);
+	}
+	EXPECT_EQ(0, charge_send(cg_a, port_of(r), buf, CHARGE_MSGS));
+	sleep(3);
+	a_done = cgroup_mem(cg_a, "memory.stat", "kernel");
+	EXPECT_EQ(0, charge_send(cg_b, port_of(r), buf, 1));
+	b_peak = cgroup_mem(cg_b, "memory.peak", NULL);
+	printf("# A's kernel memory after its messages: %lld KiB; B's peak: %lld KiB\n",
+	       a_done >> 10, b_peak >> 10);
+	/* the pages of A's messages are kept, and stay charged to A */
+	EXPECT_LE(CHARGE_MSG * 3 / 4, a_done);
+	/* B was charged for all of its message's pages */
+	EXPECT_LE(CHARGE_MSG, b_peak);
+	wait(NULL);
+	rmdir(cg_a);
+	strcpy(t.cg, cg_b);
+	cgroup_remove(&t);
+	free(buf);
 }
 
 TEST_HARNESS_MAIN
