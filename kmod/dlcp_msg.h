@@ -71,6 +71,7 @@ static inline struct dlcp_buf_skb_cb *dlcp_buf_cb(const struct sk_buff *skb)
 struct page *dlcp_page_alloc(gfp_t gfp);
 void dlcp_page_free(struct page *p);
 unsigned int dlcp_page_kept(void);
+unsigned int dlcp_page_waiting(void);
 int dlcp_page_init(void);
 void dlcp_page_exit(void);
 

@@ -29,18 +29,28 @@
  * does not stay filled with the pages of a cgroup that no longer sends.
  * Pages that carry no charge (receive buffers, allocated in softirq, and
  * send buffers of tasks charged nothing: the root cgroup, kernel threads)
- * go on the first stack, which uncharged allocations take from. Neither
- * kept is a page a packet still holds (a transmitted fragment), one from
- * the emergency reserves, or one of another NUMA node.
+ * go on the first stack, which uncharged allocations take from. Never
+ * kept is a page from the emergency reserves or of another NUMA node.
  *
- * The stacks hold at most the module parameter page_cache pages each per
- * CPU (default 256, 1 MiB with 4 KiB pages; 0 keeps none), outside the
- * protocol's memory limits (net.dlcp.mem counts pages in messages); a
- * cgroup stays charged for the pages of its own that a CPU keeps. They
- * are emptied when the module is unloaded (a CPU taken offline keeps its
- * stacks until then). Each stack is touched only with bottom halves
- * disabled on its own CPU: the allocations and frees come from softirq and
- * from system calls.
+ * A page that something else still holds when the message lets go of it
+ * cannot be given out yet: a packet being transmitted holds the sender's
+ * page (a fragment), and a receiver on the same host that keeps packets
+ * by reference (loopback, veth; rx_keep) holds it until it reads them.
+ * Such a page waits, with the message's reference, on a queue of its CPU
+ * in the order freed; once the other holders have let go (its reference
+ * count is 1: nothing but the queue knows it) it moves to its stack.
+ * Allocations and frees move the released pages at the head of the queue
+ * to their stacks, a few at a time. A full queue lets go of its oldest
+ * page, which its other holders free.
+ *
+ * The stacks and the queue hold at most the module parameter page_cache
+ * pages each per CPU (default 256, 1 MiB with 4 KiB pages; 0 keeps none),
+ * outside the protocol's memory limits (net.dlcp.mem counts pages in
+ * messages); a cgroup stays charged for the pages of its own that a CPU
+ * keeps. They are emptied when the module is unloaded (a CPU taken offline
+ * keeps its pages until then). They are touched only with bottom halves
+ * disabled on their own CPU: the allocations and frees come from softirq
+ * and from system calls.
  */
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
@@ -63,14 +73,23 @@ enum {
 	DLCP_PAGE_STACKS
 };
 
+/* released pages a free or an allocation moves from the queue at most */
+#define DLCP_PAGE_SETTLE	4
+
 /**
  * struct dlcp_page_cache - the freed pages one CPU keeps
  * @nr:		pages on each stack
+ * @wait_head:	the oldest entry of @wait
+ * @wait_nr:	pages on the queue
  * @pages:	the stacks, @nr entries each
+ * @wait:	the queue of pages still held elsewhere, a ring
  */
 struct dlcp_page_cache {
 	unsigned int	nr[DLCP_PAGE_STACKS];
+	unsigned int	wait_head;
+	unsigned int	wait_nr;
 	struct page	*pages[DLCP_PAGE_STACKS][DLCP_PAGE_CACHE_MAX];
+	struct page	*wait[DLCP_PAGE_CACHE_MAX];
 };
 
 static struct dlcp_page_cache __percpu *dlcp_page_caches;
@@ -119,6 +138,46 @@ static struct page *dlcp_page_take(struct dlcp_page_cache *pc, int s,
 	return p;
 }
 
+/* The most pages a stack or the queue holds now */
+static unsigned int dlcp_page_max(void)
+{
+	return min_t(unsigned int, READ_ONCE(dlcp_page_cache_max),
+		     DLCP_PAGE_CACHE_MAX);
+}
+
+/* Put @p, which nothing else holds, on its stack, or free it. */
+static void dlcp_page_stack(struct dlcp_page_cache *pc, struct page *p,
+			    unsigned int max)
+	__must_hold(RCU)
+{
+	int s = page_memcg_check(p) ? DLCP_PAGE_CHARGED : DLCP_PAGE_FREE;
+
+	if (pc->nr[s] < max)
+		pc->pages[s][pc->nr[s]++] = p;
+	else
+		put_page(p);
+}
+
+/*
+ * Move up to DLCP_PAGE_SETTLE pages from the head of the queue that
+ * nothing else holds any more to their stacks.
+ */
+static void dlcp_page_settle(struct dlcp_page_cache *pc, unsigned int max)
+	__must_hold(RCU)
+{
+	unsigned int i;
+
+	for (i = 0; i < DLCP_PAGE_SETTLE && pc->wait_nr; i++) {
+		struct page *p = pc->wait[pc->wait_head];
+
+		if (page_ref_count(p) != 1)
+			break;
+		pc->wait_head = (pc->wait_head + 1) % DLCP_PAGE_CACHE_MAX;
+		pc->wait_nr--;
+		dlcp_page_stack(pc, p, max);
+	}
+}
+
 /*
  * An order-0 page for a message buffer: a kept one charged as @gfp and
  * the task ask for, else a new one. Its contents are undefined.
@@ -134,6 +193,7 @@ struct page *dlcp_page_alloc(gfp_t gfp)
 		memcg = dlcp_page_memcg();
 	local_bh_disable();
 	pc = this_cpu_ptr(dlcp_page_caches);
+	dlcp_page_settle(pc, dlcp_page_max());
 	p = dlcp_page_take(pc, memcg ? DLCP_PAGE_CHARGED : DLCP_PAGE_FREE,
 			   memcg);
 	local_bh_enable();
@@ -142,35 +202,37 @@ struct page *dlcp_page_alloc(gfp_t gfp)
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_page_alloc);
 
-/* Can @p be kept by this CPU (bottom halves disabled)? */
-static bool dlcp_page_keepable(struct page *p)
-{
-	return page_ref_count(p) == 1 && !page_is_pfmemalloc(p) &&
-	       page_to_nid(p) == numa_mem_id();
-}
-
 /* Let go of a message buffer's page @p: kept for reuse if it can be. */
 void dlcp_page_free(struct page *p)
 {
-	unsigned int max = min_t(unsigned int, READ_ONCE(dlcp_page_cache_max),
-				 DLCP_PAGE_CACHE_MAX);
+	unsigned int max = dlcp_page_max();
 	struct dlcp_page_cache *pc;
-	int s;
 
-	if (irqs_disabled()) {
+	if (irqs_disabled() || page_is_pfmemalloc(p) ||
+	    page_to_nid(p) != numa_mem_id()) {
 		put_page(p);
 		return;
 	}
 	rcu_read_lock();
-	s = page_memcg_check(p) ? DLCP_PAGE_CHARGED : DLCP_PAGE_FREE;
-	rcu_read_unlock();
 	local_bh_disable();
 	pc = this_cpu_ptr(dlcp_page_caches);
-	if (pc->nr[s] < max && dlcp_page_keepable(p))
-		pc->pages[s][pc->nr[s]++] = p;
-	else
+	dlcp_page_settle(pc, max);
+	if (page_ref_count(p) == 1) {
+		dlcp_page_stack(pc, p, max);
+	} else if (max) {
+		if (pc->wait_nr >= max) {
+			put_page(pc->wait[pc->wait_head]);
+			pc->wait_head = (pc->wait_head + 1) %
+					DLCP_PAGE_CACHE_MAX;
+			pc->wait_nr--;
+		}
+		pc->wait[(pc->wait_head + pc->wait_nr++) %
+			 DLCP_PAGE_CACHE_MAX] = p;
+	} else {
 		put_page(p);
+	}
 	local_bh_enable();
+	rcu_read_unlock();
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_page_free);
 
@@ -185,6 +247,18 @@ unsigned int dlcp_page_kept(void)
 	return nr;
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_page_kept);
+
+/* Pages on this CPU's queue, for the tests. */
+unsigned int dlcp_page_waiting(void)
+{
+	unsigned int nr;
+
+	local_bh_disable();
+	nr = this_cpu_ptr(dlcp_page_caches)->wait_nr;
+	local_bh_enable();
+	return nr;
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_page_waiting);
 
 int dlcp_page_init(void)
 {
@@ -203,6 +277,11 @@ void dlcp_page_exit(void)
 		for (s = 0; s < DLCP_PAGE_STACKS; s++)
 			while (pc->nr[s])
 				put_page(pc->pages[s][--pc->nr[s]]);
+		for (; pc->wait_nr; pc->wait_nr--) {
+			put_page(pc->wait[pc->wait_head]);
+			pc->wait_head = (pc->wait_head + 1) %
+					DLCP_PAGE_CACHE_MAX;
+		}
 	}
 	free_percpu(dlcp_page_caches);
 }

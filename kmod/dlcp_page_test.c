@@ -21,6 +21,29 @@ static void dlcp_page_test_room(void)
 		put_page(dlcp_page_alloc(GFP_ATOMIC));
 }
 
+/*
+ * An array of @n new pages (kfree() it), each with a second reference (a
+ * packet's) if @held; NULL if one could not be had.
+ */
+static struct page **dlcp_page_test_pages(unsigned int n, bool held)
+{
+	struct page **pages = kcalloc(n, sizeof(*pages), GFP_KERNEL);
+	unsigned int i;
+
+	for (i = 0; pages && i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL);
+		if (!pages[i]) {
+			while (i--)
+				__free_page(pages[i]);
+			kfree(pages);
+			return NULL;
+		}
+		if (held)
+			get_page(pages[i]);
+	}
+	return pages;
+}
+
 /* A freed page is kept, and the next allocation takes it back. */
 static void dlcp_page_test_reuse(struct kunit *test)
 {
@@ -40,10 +63,13 @@ static void dlcp_page_test_reuse(struct kunit *test)
 	dlcp_page_free(q);
 }
 
-/* A page a packet still holds goes back to its other holder alone. */
+/*
+ * A page a packet still holds waits: no allocation takes it until the
+ * packet lets go of it, and then the next one does.
+ */
 static void dlcp_page_test_held(struct kunit *test)
 {
-	struct page *p = alloc_page(GFP_KERNEL);
+	struct page *p = alloc_page(GFP_KERNEL), *q, *r;
 	unsigned int n;
 
 	KUNIT_ASSERT_TRUE(test, p);
@@ -53,9 +79,43 @@ static void dlcp_page_test_held(struct kunit *test)
 	n = dlcp_page_kept();
 	dlcp_page_free(p);
 	KUNIT_EXPECT_EQ(test, dlcp_page_kept(), n);
-	migrate_enable();
-	KUNIT_EXPECT_EQ(test, page_ref_count(p), 1);
+	KUNIT_EXPECT_EQ(test, page_ref_count(p), 2);
+	q = dlcp_page_alloc(GFP_ATOMIC);
+	KUNIT_EXPECT_TRUE(test, q && q != p);
 	put_page(p);
+	r = dlcp_page_alloc(GFP_ATOMIC);
+	KUNIT_EXPECT_TRUE(test, r == p);
+	migrate_enable();
+	if (q)
+		dlcp_page_free(q);
+	if (r)
+		dlcp_page_free(r);
+}
+
+/*
+ * The queue of held pages is bounded too: the page_cache + 1st lets go
+ * of the oldest, which is then its other holder's alone.
+ */
+static void dlcp_page_test_held_bound(struct kunit *test)
+{
+	unsigned int i, n = DLCP_PAGE_TEST_MAX + 1;
+	struct page **pages = dlcp_page_test_pages(n, true);
+
+	KUNIT_ASSERT_TRUE(test, pages);
+	migrate_disable();
+	for (i = 0; i < n; i++)
+		dlcp_page_free(pages[i]);
+	KUNIT_EXPECT_EQ(test, dlcp_page_waiting(), DLCP_PAGE_TEST_MAX);
+	KUNIT_EXPECT_EQ(test, page_ref_count(pages[0]), 1);
+	KUNIT_EXPECT_EQ(test, page_ref_count(pages[n - 1]), 2);
+	/* the holders let go; allocations take the pages off the queue */
+	for (i = 0; i < n; i++)
+		put_page(pages[i]);
+	for (i = 0; i < n && dlcp_page_waiting(); i++)
+		put_page(dlcp_page_alloc(GFP_ATOMIC));
+	KUNIT_EXPECT_EQ(test, dlcp_page_waiting(), 0);
+	migrate_enable();
+	kfree(pages);
 }
 
 /*
@@ -85,16 +145,12 @@ static void dlcp_page_test_uncharged_account(struct kunit *test)
 static void dlcp_page_test_bound(struct kunit *test)
 {
 	unsigned int i, n = DLCP_PAGE_TEST_MAX + 8;
-	struct page **pages;
+	struct page **pages = dlcp_page_test_pages(n, false);
 
-	pages = kcalloc(n, sizeof(*pages), GFP_KERNEL);
 	KUNIT_ASSERT_TRUE(test, pages);
-	for (i = 0; i < n; i++)
-		pages[i] = alloc_page(GFP_KERNEL);
 	migrate_disable();
 	for (i = 0; i < n; i++)
-		if (pages[i])
-			dlcp_page_free(pages[i]);
+		dlcp_page_free(pages[i]);
 	KUNIT_EXPECT_EQ(test, dlcp_page_kept(), DLCP_PAGE_TEST_MAX);
 	migrate_enable();
 	kfree(pages);
@@ -103,6 +159,7 @@ static void dlcp_page_test_bound(struct kunit *test)
 static struct kunit_case dlcp_page_test_cases[] = {
 	KUNIT_CASE(dlcp_page_test_reuse),
 	KUNIT_CASE(dlcp_page_test_held),
+	KUNIT_CASE(dlcp_page_test_held_bound),
 	KUNIT_CASE(dlcp_page_test_uncharged_account),
 	KUNIT_CASE(dlcp_page_test_bound),
 	{}

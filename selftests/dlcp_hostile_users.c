@@ -519,11 +519,6 @@ TEST(send_pages_charged_to_own_cgroup)
 
 	ASSERT_EQ(0, dlcp_new_netns());
 	ASSERT_EQ(0, dlcp_link_up("lo"));
-	/*
-	 * A packet the receiver keeps holds the sender's page (loopback):
-	 * freed while the receiver still has it, the page is not kept.
-	 */
-	ASSERT_EQ(0, dlcp_sysctl_write("rx_keep", 0));
 	/* the buffer's pages belong to this process, in no test cgroup */
 	buf = malloc(CHARGE_MSG);
 	ASSERT_NE(NULL, buf);
