@@ -69,6 +69,10 @@
  *	socket spinlock; loopback and veth queue to the backlog, so the
  *	receive path is never entered recursively (for the same reason it
  *	matters which CPU transmits: dlcp_out.c).
+ *	A message's memory is let go of after it: a finished outgoing
+ *	message is uncharged and unlinked under the lock and set aside
+ *	(dlcp_sock.out_reap), and whoever drops the lock releases its pages
+ *	after; a read incoming message likewise (dlcp_delivery_free()).
  *	The functions that must be called with it held say so with
  *	__must_hold() and check it with lockdep_assert_held().
  * Order: dlcp_port_lock is never taken with dlcp_sock.lock held, nor the
@@ -358,6 +362,8 @@ struct dlcp_peer {
  * @out_msgs:		outgoing messages by class (0 first), in send order
  *			within a class: the order they are transmitted in
  * @nr_out_msgs:	entries in @out_msgs
+ * @out_reap:		messages done with, whose pages, routes and maps are
+ *			released after @lock (dlcp_out_reap())
  * @next_msg_id:	counter of the message ids (dlcp_next_msg_id())
  * @id_key:		secret that offsets the ids per destination
  * @snd_mem:		bytes of outgoing messages held
@@ -406,6 +412,7 @@ struct dlcp_sock {
 
 	struct list_head	out_msgs;
 	u32			nr_out_msgs;
+	struct list_head	out_reap;
 	u32			next_msg_id;
 	siphash_key_t		id_key;
 	u64			snd_mem;
@@ -639,6 +646,9 @@ void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_out_purge(struct sock *sk)
 	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_out_reap_take(struct sock *sk, struct list_head *reap)
+	__must_hold(&dlcp_sk(sk)->lock);
+void dlcp_out_reap(struct list_head *reap);
 struct sock *dlcp_out_err_sock(struct net *net, const struct in6_addr *saddr,
 			       const struct in6_addr *daddr,
 			       const struct dlcp_hdr *h, int dif);

@@ -810,6 +810,7 @@ int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp,
 	enum dlcp_mib_field why;
 	struct dlcp_sock *dsk;
 	struct sock *sk;
+	LIST_HEAD(reap);
 	int dif, sdif;
 	bool addrs_ok, kept = false;
 
@@ -877,7 +878,9 @@ int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp,
 		break;
 	}
 unlock:
+	dlcp_out_reap_take(sk, &reap);
 	spin_unlock(&dsk->lock);
+	dlcp_out_reap(&reap);
 	if (why)
 		atomic_inc(&sk->sk_drops);
 	sock_put(sk);

@@ -751,7 +751,14 @@ void dlcp_out_enqueue(struct dlcp_sock *dsk, struct dlcp_out_msg *m)
 	dsk->nr_out_msgs++;
 }
 
-/* Free @m, which must be off every list but dsk->out_msgs. */
+/*
+ * Free @m, which must be off every list but dsk->out_msgs: its accounting
+ * now, its pages, routes and maps once the lock is dropped. A message's
+ * pages are hundreds, and the softirq that frees it on STOP would hold the
+ * lock that sendmsg() and the other CPU's softirq wait for while it lets
+ * go of each; the holder of the lock takes them (dlcp_out_reap_take())
+ * and releases them after it (dlcp_out_reap()).
+ */
 void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	__must_hold(&dlcp_sk(sk)->lock)
 {
@@ -771,7 +778,25 @@ void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	dsk->snd_mem -= m->len;
 	dlcp_mem_uncharge_snd(sk, m->len);
 	dlcp_peer_put(m->peer);
-	dlcp_out_release_msg(m);
+	m->peer = NULL;
+	list_add_tail(&m->node, &dsk->out_reap);
+}
+
+/* Move the messages dlcp_out_free_msg() set aside to @reap. */
+void dlcp_out_reap_take(struct sock *sk, struct list_head *reap)
+	__must_hold(&dlcp_sk(sk)->lock)
+{
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
+	list_splice_tail_init(&dlcp_sk(sk)->out_reap, reap);
+}
+
+/* Release the messages on @reap (no lock held). */
+void dlcp_out_reap(struct list_head *reap)
+{
+	struct dlcp_out_msg *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, reap, node)
+		dlcp_out_release_msg(m);
 }
 
 /* Free @m and what it holds: routes, bytes, maps (no list, no peer). */

@@ -674,6 +674,7 @@ static int dlcp_init_sock(struct sock *sk)
 	spin_lock_init(&dsk->lock);
 	INIT_HLIST_NODE(&dsk->port_node);
 	INIT_LIST_HEAD(&dsk->out_msgs);
+	INIT_LIST_HEAD(&dsk->out_reap);
 	for (i = 0; i < ARRAY_SIZE(dsk->peers); i++)
 		INIT_HLIST_HEAD(&dsk->peers[i]);
 	dsk->next_msg_id = get_random_u32();
@@ -693,6 +694,7 @@ static int dlcp_init_sock(struct sock *sk)
 static void dlcp_destroy_sock(struct sock *sk)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
+	LIST_HEAD(reap);
 
 	dlcp_unhash(sk);
 	spin_lock_bh(&dsk->lock);
@@ -702,9 +704,11 @@ static void dlcp_destroy_sock(struct sock *sk)
 
 	spin_lock_bh(&dsk->lock);
 	dlcp_out_purge(sk);
+	dlcp_out_reap_take(sk, &reap);
 	dlcp_in_purge(sk);
 	dlcp_peer_free_all(sk);
 	spin_unlock_bh(&dsk->lock);
+	dlcp_out_reap(&reap);
 	dlcp_intab_destroy(dsk);
 	kvfree(dsk->flight);
 	dsk->flight = NULL;

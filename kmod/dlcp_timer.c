@@ -34,6 +34,7 @@ static void dlcp_guard_fire(struct timer_list *t)
 	struct dlcp_sock *dsk = from_timer(dsk, t, guard);
 	struct sock *sk = &dsk->inet.sk;
 	unsigned long now = jiffies;
+	LIST_HEAD(reap);
 	bool out, in;
 
 	spin_lock_bh(&dsk->lock);
@@ -43,7 +44,9 @@ static void dlcp_guard_fire(struct timer_list *t)
 		if (out || in)
 			mod_timer(&dsk->guard, jiffies + dlcp_guard_interval(sk));
 	}
+	dlcp_out_reap_take(sk, &reap);
 	spin_unlock_bh(&dsk->lock);
+	dlcp_out_reap(&reap);
 }
 
 /*
