@@ -158,6 +158,16 @@ static void dlcp_page_stack(struct dlcp_page_cache *pc, struct page *p,
 		put_page(p);
 }
 
+/* Take the oldest page off the queue, which must not be empty. */
+static struct page *dlcp_page_wait_pop(struct dlcp_page_cache *pc)
+{
+	struct page *p = pc->wait[pc->wait_head];
+
+	pc->wait_head = (pc->wait_head + 1) % DLCP_PAGE_CACHE_MAX;
+	pc->wait_nr--;
+	return p;
+}
+
 /*
  * Move up to DLCP_PAGE_SETTLE pages from the head of the queue that
  * nothing else holds any more to their stacks.
@@ -168,13 +178,9 @@ static void dlcp_page_settle(struct dlcp_page_cache *pc, unsigned int max)
 	unsigned int i;
 
 	for (i = 0; i < DLCP_PAGE_SETTLE && pc->wait_nr; i++) {
-		struct page *p = pc->wait[pc->wait_head];
-
-		if (page_ref_count(p) != 1)
+		if (page_ref_count(pc->wait[pc->wait_head]) != 1)
 			break;
-		pc->wait_head = (pc->wait_head + 1) % DLCP_PAGE_CACHE_MAX;
-		pc->wait_nr--;
-		dlcp_page_stack(pc, p, max);
+		dlcp_page_stack(pc, dlcp_page_wait_pop(pc), max);
 	}
 }
 
@@ -220,12 +226,8 @@ void dlcp_page_free(struct page *p)
 	if (page_ref_count(p) == 1) {
 		dlcp_page_stack(pc, p, max);
 	} else if (max) {
-		if (pc->wait_nr >= max) {
-			put_page(pc->wait[pc->wait_head]);
-			pc->wait_head = (pc->wait_head + 1) %
-					DLCP_PAGE_CACHE_MAX;
-			pc->wait_nr--;
-		}
+		if (pc->wait_nr >= max)
+			put_page(dlcp_page_wait_pop(pc));
 		pc->wait[(pc->wait_head + pc->wait_nr++) %
 			 DLCP_PAGE_CACHE_MAX] = p;
 	} else {
@@ -277,11 +279,8 @@ void dlcp_page_exit(void)
 		for (s = 0; s < DLCP_PAGE_STACKS; s++)
 			while (pc->nr[s])
 				put_page(pc->pages[s][--pc->nr[s]]);
-		for (; pc->wait_nr; pc->wait_nr--) {
-			put_page(pc->wait[pc->wait_head]);
-			pc->wait_head = (pc->wait_head + 1) %
-					DLCP_PAGE_CACHE_MAX;
-		}
+		while (pc->wait_nr)
+			put_page(dlcp_page_wait_pop(pc));
 	}
 	free_percpu(dlcp_page_caches);
 }

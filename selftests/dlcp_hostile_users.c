@@ -512,7 +512,7 @@ static int charge_send(const char *cg, uint16_t port, const char *buf, int n)
  */
 TEST(send_pages_charged_to_own_cgroup)
 {
-	char cg_a[300], cg_b[300], *buf;
+	char cg_a[300], path[340], *buf;
 	long long a_done, b_peak;
 	struct cgroup_test t;
 	int r, err;
@@ -529,12 +529,12 @@ TEST(send_pages_charged_to_own_cgroup)
 	if (err)
 		SKIP(return, "no cgroup2: %s", strerror(-err));
 	snprintf(cg_a, sizeof(cg_a), "%s/dlcp-mem-a-%d", t.root, getpid());
-	snprintf(cg_b, sizeof(cg_b), "%s/dlcp-mem-b-%d", t.root, getpid());
-	snprintf(t.cg, sizeof(t.cg), "%s/cgroup.subtree_control", t.root);
-	if (write_file(t.cg, "+memory") || mkdir(cg_a, 0755) ||
-	    mkdir(cg_b, 0755) || cgroup_mem(cg_b, "memory.peak", NULL) < 0) {
+	/* B is t.cg, which cgroup_remove() removes */
+	snprintf(t.cg, sizeof(t.cg), "%s/dlcp-mem-b-%d", t.root, getpid());
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", t.root);
+	if (write_file(path, "+memory") || mkdir(cg_a, 0755) ||
+	    mkdir(t.cg, 0755) || cgroup_mem(t.cg, "memory.peak", NULL) < 0) {
 		rmdir(cg_a);
-		strcpy(t.cg, cg_b);
 		cgroup_remove(&t);
 		SKIP(return, "no memory controller with memory.peak");
 	}
@@ -553,8 +553,8 @@ TEST(send_pages_charged_to_own_cgroup)
 	EXPECT_EQ(0, charge_send(cg_a, port_of(r), buf, CHARGE_MSGS));
 	sleep(3);
 	a_done = cgroup_mem(cg_a, "memory.stat", "kernel");
-	EXPECT_EQ(0, charge_send(cg_b, port_of(r), buf, 1));
-	b_peak = cgroup_mem(cg_b, "memory.peak", NULL);
+	EXPECT_EQ(0, charge_send(t.cg, port_of(r), buf, 1));
+	b_peak = cgroup_mem(t.cg, "memory.peak", NULL);
 	printf("# A's kernel memory after its messages: %lld KiB; B's peak: %lld KiB\n",
 	       a_done >> 10, b_peak >> 10);
 	/* the pages of A's messages are kept, and stay charged to A */
@@ -563,7 +563,6 @@ TEST(send_pages_charged_to_own_cgroup)
 	EXPECT_LE(CHARGE_MSG, b_peak);
 	wait(NULL);
 	rmdir(cg_a);
-	strcpy(t.cg, cg_b);
 	cgroup_remove(&t);
 	free(buf);
 }
