@@ -109,7 +109,8 @@
  * past the datagram (UDP must drop those: the target's Udp InErrors and
  * InCsumErrors must grow by exactly that many, DLCP must never see them),
  * or a UDP length short of it (UDP trims; DLCP sees the shorter packet).
- * The target's own messages (in UDP, as its namespace is in UDP mode) are
+ * A datagram with a correct UDP checksum has its DLCP checksum taken as
+ * verified; one without has it checked. The target's own messages (in UDP, as its namespace is in UDP mode) are
  * learnt from the same raw socket. Further checks:
  *   6. DlcpUdpInPkts delta == packets injected inside UDP that UDP passes
  *      + DlcpUdpOutPkts delta of this namespace;

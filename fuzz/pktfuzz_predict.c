@@ -45,7 +45,9 @@ enum outcome predict(uint8_t *pkt, const struct fuzz_pkt *fp)
 		out = OUT_UDP_LEN;
 	else if (r != DLCP_DROP_NONE)
 		out = OUT_REASON + r;
-	else if (!dlcp_pkt_csum_ok(pkt, fp->n_eff, seed))
+	else if (!(fp->via_udp && fp->um != UMUT_NOCSUM) &&
+		 !dlcp_pkt_csum_ok(pkt, fp->n_eff, seed))
+		/* a UDP checksum, right here, stands for DLCP's */
 		out = OUT_CSUM;
 	else if (fp->dport != o.port) {
 		if (fp->dport == o.avoid_port) {

@@ -61,8 +61,10 @@ static inline bool dlcp_addr_is_v4(const struct in6_addr *a)
  * @csum_init:	start checking a received packet's DLCP checksum: its
  *		pseudo-header (skb_checksum_init()); false if it is known bad
  * @policy_check: does the IPsec policy let a received packet reach @sk?
- * @udp_csum:	the UDP checksum of the datagram at skb->data in UDP mode;
- *		of a UDP GSO super-packet, left to its segmentation
+ * @udp_csum:	the UDP checksum of the datagram at skb->data (and at
+ *		its transport header) in UDP mode: derived from the DLCP
+ *		checksum the device fills in; of a UDP GSO super-packet,
+ *		left to its segmentation
  * @icmp_pmtu:	of an ICMP error (skb->data at the quoted IP header), if
  *		it says a packet was too big for the path: the new path MTU
  *		and the quoted packet's addresses; false for other errors

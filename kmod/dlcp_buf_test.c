@@ -5,6 +5,7 @@
  */
 #include <linux/slab.h>
 #include <linux/uio.h>
+#include <net/checksum.h>
 #include "dlcp_kunit.h"
 #include "dlcp_impl.h"
 
@@ -146,7 +147,8 @@ static void dlcp_rs_test_pages(struct kunit *test)
  * Packets written into a message buffer at offsets that cross pages, one
  * over more pages than dlcp_buf_from_skb() keeps from its first pass:
  * every byte lands where its offset says, and the bytes between the
- * packets read as zeros.
+ * packets read as zeros. Copied out, they are summed as they are copied,
+ * from any offset (a UDP GSO super-packet's payload).
  */
 static void dlcp_buf_test_from_skb(struct kunit *test)
 {
@@ -160,6 +162,7 @@ static void dlcp_buf_test_from_skb(struct kunit *test)
 	struct sk_buff *skb;
 	u8 *got, want;
 	u32 i, j, off, wrong = 0;
+	__wsum sum;
 	int n;
 
 	got = kvzalloc(len, GFP_KERNEL);
@@ -180,7 +183,16 @@ static void dlcp_buf_test_from_skb(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, i, ARRAY_SIZE(pkts));
 	KUNIT_EXPECT_EQ(test, b.nr_alloc, 9);
-	dlcp_buf_copy(&b, 0, len, got);
+	sum = dlcp_buf_copy_csum(&b, 0, len, got, 0, 0);
+	KUNIT_EXPECT_EQ(test, csum_fold(sum),
+			csum_fold(csum_partial(got, len, 0)));
+	/* from an odd offset, with a header summed before it */
+	memset(got, 0x5a, 8);
+	sum = dlcp_buf_copy_csum(&b, 4001, 1428, got + 8,
+				 csum_partial(got, 8, 0), 8);
+	KUNIT_EXPECT_EQ(test, csum_fold(sum),
+			csum_fold(csum_partial(got, 8 + 1428, 0)));
+	dlcp_buf_copy_csum(&b, 0, len, got, 0, 0);
 	for (off = 0; off < len; off++) {
 		want = 0;
 		for (i = 0; i < ARRAY_SIZE(pkts); i++)

@@ -611,7 +611,7 @@ void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 		   u8 prio);
 struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
 void dlcp_xmit_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-		    const struct in6_addr *daddr, bool udp, u8 tos);
+		    const struct in6_addr *daddr, u8 tos);
 int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 		  const struct in6_addr *saddr, const struct in6_addr *daddr,
 		  u8 cls, bool droppable, bool udp, u32 msg_id, u32 seg);

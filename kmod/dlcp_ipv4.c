@@ -190,16 +190,21 @@ dlcp4_policy_check(struct sock *sk, struct sk_buff *skb)
 	return xfrm4_policy_check(sk, XFRM_POLICY_IN, skb);
 }
 
-/* Zero over IPv4, as IPv4 allows, but UDP GSO needs one. */
+/* See dlcp_udp_push(): summed without reading the payload. */
 INDIRECT_CALLABLE_SCOPE void
 dlcp4_udp_csum(struct sk_buff *skb, const struct in6_addr *saddr,
 	       const struct in6_addr *daddr)
 {
-	if (skb_is_gso(skb))
-		dlcp_udp_csum_partial(skb, udp_v4_check(skb->len,
-							saddr->s6_addr32[3],
-							daddr->s6_addr32[3],
-							0));
+	__be32 src = saddr->s6_addr32[3], dst = daddr->s6_addr32[3];
+	struct udphdr *uh = udp_hdr(skb);
+
+	if (skb_is_gso(skb)) {
+		dlcp_udp_csum_partial(skb, udp_v4_check(skb->len, src, dst, 0));
+		return;
+	}
+	uh->check = udp_v4_check(skb->len, src, dst, lco_csum(skb));
+	if (!uh->check)
+		uh->check = CSUM_MANGLED_0;
 }
 
 static bool dlcp4_icmp_pmtu(struct sk_buff *skb, struct in6_addr *saddr,

@@ -223,23 +223,21 @@ dlcp6_policy_check(struct sock *sk, struct sk_buff *skb)
 	return xfrm6_policy_check(sk, XFRM_POLICY_IN, skb);
 }
 
-/* Required over IPv6; of a UDP GSO super-packet, left to segmentation. */
+/* See dlcp_udp_push(): summed without reading the payload. */
 INDIRECT_CALLABLE_SCOPE void
 dlcp6_udp_csum(struct sk_buff *skb, const struct in6_addr *saddr,
 	       const struct in6_addr *daddr)
 {
-	struct udphdr *uh = (struct udphdr *)skb->data;
+	struct udphdr *uh = udp_hdr(skb);
 
 	if (skb_is_gso(skb)) {
 		dlcp_udp_csum_partial(skb, udp_v6_check(skb->len, saddr,
 							daddr, 0));
 		return;
 	}
-	uh->check = csum_ipv6_magic(saddr, daddr, skb->len, IPPROTO_UDP,
-				    skb_checksum(skb, 0, skb->len, 0));
+	uh->check = udp_v6_check(skb->len, saddr, daddr, lco_csum(skb));
 	if (!uh->check)
 		uh->check = CSUM_MANGLED_0;
-	skb->ip_summed = CHECKSUM_NONE;
 }
 
 static bool dlcp6_icmp_pmtu(struct sk_buff *skb, struct in6_addr *saddr,

@@ -133,7 +133,7 @@ int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 	skb = dlcp_out_seg_skb(sk, m, seg, flags, now_us, headroom);
 	if (IS_ERR(skb))
 		return PTR_ERR(skb);
-	dlcp_xmit_csum(skb, &m->saddr, &m->daddr, false, tos);
+	dlcp_xmit_csum(skb, &m->saddr, &m->daddr, tos);
 	tail = &skb_shinfo(skb)->frag_list;
 	for (i = 1; i < k; i++) {
 		p = dlcp_out_seg_skb(sk, m, seg + i,
@@ -141,7 +141,7 @@ int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 				     now_us, headroom);
 		if (IS_ERR(p))
 			break;
-		dlcp_xmit_csum(p, &m->saddr, &m->daddr, false, tos);
+		dlcp_xmit_csum(p, &m->saddr, &m->daddr, tos);
 		*tail = p;
 		tail = &p->next;
 		skb->len += p->len;

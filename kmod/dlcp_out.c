@@ -421,8 +421,9 @@ static void *dlcp_out_frag_room(struct page_frag *pf, u32 len)
  * all, cut into packets by the UDP layer (in software or by the NIC) where
  * the path needs it, or by the receiver's UDP layer. The payload is the
  * packets laid end to end, each header and its bytes copied into the
- * socket's page fragment and checksummed, so that every cut starts with
- * its own DLCP header. Returns the number of segments sent or an errno.
+ * socket's page fragment and checksummed in the same pass, so that every
+ * cut starts with its own DLCP header. Returns the number of segments sent
+ * or an errno.
  */
 static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 			     struct dst_entry *dst, u32 seg, u32 k,
@@ -433,6 +434,7 @@ static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 	struct page_frag *pf = &sk->sk_frag;
 	struct sk_buff *skb;
 	u32 i, headroom;
+	__wsum sum;
 	int err;
 
 	headroom = dlcp_headroom(dst, &m->daddr, true);
@@ -460,10 +462,12 @@ static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
 		dlcp_out_data_hdr(sk, m, seg + i,
 				  dlcp_out_seg_flags(m, seg + i, false), now_us,
 				  d);
-		dlcp_buf_copy(&m->buf, (seg + i) * m->seg_size, plen,
-			      (u8 *)d + DLCP_DATA_HDR_LEN);
+		sum = csum_partial(d, DLCP_DATA_HDR_LEN, 0);
+		sum = dlcp_buf_copy_csum(&m->buf, (seg + i) * m->seg_size,
+					 plen, (u8 *)d + DLCP_DATA_HDR_LEN, sum,
+					 DLCP_DATA_HDR_LEN);
 		d->common.check = dlcp_csum_magic(&m->saddr, &m->daddr, len,
-						  csum_partial(d, len, 0));
+						  sum);
 		trace_dlcp_pkt_send(&d->common, &m->saddr, &m->daddr, tos);
 		skb_frag_size_add(&skb_shinfo(skb)->frags[nr - 1], len);
 		pf->offset += len;

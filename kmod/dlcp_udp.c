@@ -11,11 +11,18 @@
  * one message over every path and queue; udp_entropy 0 keeps one port per
  * message for fabrics that want flows. The DLCP header and checksum are
  * the same as in native mode (the checksum's pseudo-header still names the
- * DLCP protocol); the UDP checksum is zero over IPv4, as IPv4 allows, and
- * computed over IPv6, which requires it. With net.dlcp.udp_gso, runs of
- * packets that share a source port leave as one UDP GSO super-packet
- * (dlcp_out.c), whose segmentation fills in a UDP checksum in both
- * families.
+ * DLCP protocol), and there is a UDP checksum in both families. Neither is
+ * summed by the sender's CPU: the device fills in DLCP's (CHECKSUM_PARTIAL,
+ * as natively), and UDP's follows from it without reading the payload,
+ * since a packet with a correct DLCP checksum sums to the complement of
+ * DLCP's pseudo-header (local checksum offload, as UDP tunnels do:
+ * lco_csum()). A receiver's UDP layer verifies UDP's, which covers the
+ * whole DLCP packet, before handing it over; DLCP's is then not summed
+ * again. A datagram without one (zero, as IPv4 allows) has DLCP's
+ * verified. With net.dlcp.udp_gso, runs of packets that share a source
+ * port leave as one UDP GSO super-packet (dlcp_out.c): each DLCP packet in
+ * it is summed as it is copied in, and the segmentation fills in each UDP
+ * checksum.
  *
  * Each network namespace that uses UDP mode owns kernel UDP sockets on
  * udp_port (IPv4, and IPv6-only when IPv6 is available), set up with the
@@ -41,10 +48,16 @@ static int dlcp_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	if (!pskb_may_pull(skb, sizeof(struct udphdr)))
 		return dlcp_drop(sock_net(sk), skb, DLCP_MIB_DROP_SHORT);
+	/*
+	 * The UDP layer verified a UDP checksum before calling here, and it
+	 * covers the DLCP packet: DLCP's is verified only in a datagram
+	 * without one
+	 */
+	skb->ip_summed = udp_hdr(skb)->check ? CHECKSUM_UNNECESSARY :
+					       CHECKSUM_NONE;
+	skb->csum_level = 0;
 	__skb_pull(skb, sizeof(struct udphdr));
 	skb_reset_transport_header(skb);
-	/* DLCP's own checksum is verified on what follows the UDP header */
-	skb->ip_summed = CHECKSUM_NONE;
 	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_UDP_IN_PKTS);
 	return dlcp_rcv_common(skb, dlcp_sk_af(sk), true);
 }
@@ -182,7 +195,9 @@ static u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
 
 /*
  * Put a UDP header in front of the DLCP packet at skb->data, from @saddr
- * to @daddr (of family @af), with its checksum.
+ * to @daddr (of family @af), with its checksum: of a single packet, whose
+ * DLCP checksum is left to the device (dlcp_xmit_csum()), derived from
+ * that (lco_csum()); of a UDP GSO super-packet, left to its segmentation.
  */
 void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 		   const struct dlcp_af *af, const struct in6_addr *saddr,
@@ -191,6 +206,7 @@ void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 	struct udphdr *uh;
 
 	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
 	uh->source = htons(dlcp_udp_sport(dn, msg_id, seg));
 	uh->dest = htons(READ_ONCE(dn->udp_port));
 	uh->len = htons(skb->len);
@@ -207,9 +223,8 @@ void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
  */
 void dlcp_udp_csum_partial(struct sk_buff *skb, __sum16 pseudo)
 {
-	struct udphdr *uh = (struct udphdr *)skb->data;
+	struct udphdr *uh = udp_hdr(skb);
 
-	skb_reset_transport_header(skb);
 	skb->ip_summed = CHECKSUM_PARTIAL;
 	skb->csum_start = skb_transport_header(skb) - skb->head;
 	skb->csum_offset = offsetof(struct udphdr, check);

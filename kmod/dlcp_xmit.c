@@ -81,27 +81,22 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
 }
 
 /*
- * Checksum the DLCP packet at skb->data, sent with IP tos @tos. Natively,
- * the device does it (CHECKSUM_PARTIAL, as UDP's: the pseudo-header sum
- * goes in the field, the device or skb_checksum_help() on the way sums the
- * rest), and a veth or loopback leaves it to no one: the receiving
- * side trusts a CHECKSUM_PARTIAL packet. Inside UDP it is summed here: the
- * outer UDP checksum is offloaded in its place (dlcp_udp_push()).
+ * Checksum the DLCP packet at skb->data, sent with IP tos @tos: the device
+ * does it (CHECKSUM_PARTIAL, as UDP's: the pseudo-header sum goes in the
+ * field, the device or skb_checksum_help() on the way sums the rest), and
+ * a veth or loopback leaves it to no one: the receiving side trusts a
+ * CHECKSUM_PARTIAL packet. Inside UDP too: the UDP checksum is then
+ * derived from it without reading the payload (dlcp_udp_push()).
  */
 void dlcp_xmit_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-		    const struct in6_addr *daddr, bool udp, u8 tos)
+		    const struct in6_addr *daddr, u8 tos)
 {
 	struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
 
-	if (udp) {
-		h->check = dlcp_csum_magic(saddr, daddr, skb->len,
-					   skb_checksum(skb, 0, skb->len, 0));
-	} else {
-		skb->ip_summed = CHECKSUM_PARTIAL;
-		skb->csum_start = skb_headroom(skb);
-		skb->csum_offset = offsetof(struct dlcp_hdr, check);
-		h->check = ~dlcp_csum_magic(saddr, daddr, skb->len, 0);
-	}
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_headroom(skb);
+	skb->csum_offset = offsetof(struct dlcp_hdr, check);
+	h->check = ~dlcp_csum_magic(saddr, daddr, skb->len, 0);
 	trace_dlcp_pkt_send(h, saddr, daddr, tos);
 }
 
@@ -127,7 +122,7 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	int err;
 
 	if (!skb_is_gso(skb))
-		dlcp_xmit_csum(skb, saddr, daddr, udp, tos);
+		dlcp_xmit_csum(skb, saddr, daddr, tos);
 	if (udp) {
 		dlcp_udp_push(skb, dn, af, saddr, daddr, msg_id, seg);
 		if (skb_is_gso(skb))

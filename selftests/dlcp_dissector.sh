@@ -30,7 +30,7 @@ CAT=$TOOLS/dlcp-cat
 DLCPSTAT=$TOOLS/dlcpstat
 RCV_ADDR=10.78.0.1
 PORT=7000
-NR_TESTS=15
+NR_TESTS=16
 
 # message sizes of the clean phase and of the lossy phase
 SMALL=100
@@ -59,8 +59,8 @@ tshark_fields()
 	for fld in "$@"; do
 		args+=(-e "$fld")
 	done
-	tshark -n -X "lua_script:$LUA" -r "$pcap" -Y dlcp -T fields \
-		-E separator=/t -E occurrence=a -E aggregator=, "${args[@]}" \
+	tshark -n -X "lua_script:$LUA" -o udp.check_checksum:TRUE -r "$pcap" \
+		-Y dlcp -T fields -E separator=/t -E occurrence=a -E aggregator=, "${args[@]}" \
 		2> "$tmpdir/tshark.err"
 }
 
@@ -116,9 +116,9 @@ check_crafted()
 			rc=1
 		fi
 	done
-	# the UDP-encapsulated packet decodes like packet 1, checksum unverified
+	# the UDP-encapsulated packet decodes like packet 1, checksum and all
 	got=$(awk -F'\t' '$1 == 15 { print $2, $5, $6 }' <<< "$out")
-	if [ "$got" != "1 2 1428" ]; then
+	if [ "$got" != "1 1 1428" ]; then
 		echo "UDP-encapsulated packet: type, checksum status, payload: $got"
 		rc=1
 	fi
@@ -170,11 +170,12 @@ setup()
 	ip netns exec dd_snd ethtool -K veth0 tx off > /dev/null
 }
 
-# start_capture PCAP: tcpdump on the receiver's veth until stop_capture PCAP.
+# start_capture PCAP [FILTER]: tcpdump on the receiver's veth (native DLCP
+# unless FILTER says otherwise) until stop_capture PCAP.
 start_capture()
 {
 	ip netns exec dd_rcv tcpdump -i veth0 -s 2048 -B 16384 -U --immediate-mode -Z root -w "$1" \
-		'ip proto 253' 2> "$tmpdir/tcpdump.err" &
+		"${2:-ip proto 253}" 2> "$tmpdir/tcpdump.err" &
 	tcpdump_pid=$!
 	capture_ready "$tmpdir/tcpdump.err" "$tcpdump_pid"
 }
@@ -416,6 +417,38 @@ check_dlcpstat()
 	grep -qE '^DlcpOutMsgs +0$' <<< "$out"
 }
 
+# UDP mode (net.dlcp.encap=1 at both ends), the checksums filled in on the
+# way out (tx off, in setup): every packet has a UDP checksum, over IPv4
+# too, and it is right, as is the DLCP checksum it was derived from.
+check_udp_checksums()
+{
+	local pcap=$tmpdir/udp.pcap rcv_pid rc=0 out
+
+	ip netns exec dd_snd sysctl -qw net.dlcp.encap=1 &&
+	ip netns exec dd_rcv sysctl -qw net.dlcp.encap=1 || return 1
+	start_capture "$pcap" "udp port 9253" || return 1
+	timeout 60 ip netns exec dd_rcv "$CAT" -l -p "$PORT" -c 1 -t 30 \
+		> /dev/null &
+	rcv_pid=$!
+	sleep 0.3
+	send -s "$MEDIUM" || rc=1
+	wait "$rcv_pid" || rc=1
+	stop_capture "$pcap"
+	out=$(tshark_fields "$pcap" frame.number dlcp.type udp.checksum \
+		udp.checksum.status dlcp.checksum.status) || {
+		cat "$tmpdir/tshark.err"
+		return 1
+	}
+	awk -F'\t' '{ n[$2]++ } END { for (t in n) printf "type %s: %d packets\n", t, n[t] }' \
+		<<< "$out"
+	[ -n "$out" ] || { echo "no DLCP packet in UDP captured"; return 1; }
+	awk -F'\t' '$3 == "0x0000" || $4 != 1 || $5 != 1 {
+		print "frame", $1, "type", $2, "UDP checksum", $3, "status", $4,
+		      "DLCP checksum status", $5; bad = 1 } END { exit bad }' \
+		<<< "$out" || rc=1
+	return $rc
+}
+
 trap cleanup EXIT
 tmpdir=$(mktemp -d) || exit 1
 ktap_header "$NR_TESTS"
@@ -427,6 +460,7 @@ if ! run_case "dissector.setup" setup ||
 		ktap_result "dissector.$name" "$KSFT_SKIP" "no capture"
 	done
 	ktap_result "dlcpstat.netns_and_delta" "$KSFT_SKIP" "no traffic"
+	ktap_result "dissector.udp_checksums_good" "$KSFT_SKIP" "no capture"
 	ktap_finished
 	exit 1
 fi
@@ -442,4 +476,5 @@ run_case "dissector.report_gaps" check_gaps
 run_case "dissector.retrans_flagged" check_retrans
 run_case "dissector.stop_per_message" check_stops
 run_case "dlcpstat.netns_and_delta" check_dlcpstat
+run_case "dissector.udp_checksums_good" check_udp_checksums
 ktap_finished

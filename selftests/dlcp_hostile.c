@@ -12,6 +12,8 @@
  *    message in flight;
  *  - a message is delivered once while its sender keeps asking after the
  *    receiver's timeout;
+ *  - in UDP mode, a datagram without a UDP checksum has its DLCP
+ *    checksum verified;
  *  - peeking (MSG_PEEK) twice sees the same message, and reading then
  *    takes it.
  * Hostile users of the node are in dlcp_hostile_users.c, floods and
@@ -402,6 +404,75 @@ TEST(delivered_once_while_the_sender_asks)
 	ASSERT_EQ(0, send_forged(DLCP_T_DATA, sport, port_of(rx), 42,
 				 DLCP_HF_LAST | DLCP_HF_RETRANS));
 	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	close(rx);
+}
+
+/* ------------------------------------------------------------------ */
+/* UDP mode: which checksum is verified                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Send a whole 5-byte DATA message @id to 127.0.0.1 port @dport in a UDP
+ * datagram to DLCP's UDP port, from a UDP socket @u (its UDP checksum on
+ * or off by SO_NO_CHECK), with its DLCP checksum right or, if @bad, off by
+ * one.
+ */
+static int send_udp_data(int u, uint16_t dport, uint32_t id, int bad)
+{
+	struct dlcp_pkt_info pi = {
+		.sport = 4242, .dport = dport, .msg_id = id, .msg_len = 5,
+		.flags = DLCP_HF_LAST,
+	};
+	struct dlcp_pkt_data_info di = { .dtype = DLCP_DTYPE_BYTES };
+	struct sockaddr_in a = sin4("127.0.0.1", 9253);
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+	uint8_t pkt[256];
+	size_t len;
+
+	len = dlcp_pkt_build_data(pkt, sizeof(pkt), &pi, &di, "udp!!", 5);
+	if (!len)
+		return -1;
+	dlcp_pkt_finish4(pkt, len, lo, lo);
+	if (bad)
+		pkt[11] ^= 1;
+	return sendto(u, pkt, len, 0, (struct sockaddr *)&a, sizeof(a)) ==
+	       (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * In UDP mode the UDP checksum covers the DLCP packet. A datagram without
+ * one (zero, as IPv4 allows) has its DLCP checksum verified: a bad one is
+ * dropped and counted. One with a UDP checksum, which the UDP layer
+ * verified, is not summed a second time: its DLCP checksum is not read.
+ */
+TEST(udp_checksum_covers_dlcp)
+{
+	int rx, u, off = 0, on = 1;
+	uint64_t errs;
+	char buf[16];
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_sysctl_write("encap", 1));
+	rx = bound4("127.0.0.1");
+	ASSERT_LE(0, rx);
+	u = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_LE(0, u);
+
+	/* no UDP checksum: DLCP's decides */
+	ASSERT_EQ(0, setsockopt(u, SOL_SOCKET, SO_NO_CHECK, &on, sizeof(on)));
+	errs = snmp("DlcpInCsumErrors");
+	ASSERT_EQ(0, send_udp_data(u, port_of(rx), 1, 0));
+	EXPECT_EQ(5, recv_within(rx, buf, sizeof(buf), NULL, WAIT_MS));
+	ASSERT_EQ(0, send_udp_data(u, port_of(rx), 2, 1));
+	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	EXPECT_EQ(errs + 1, snmp("DlcpInCsumErrors"));
+
+	/* a UDP checksum: DLCP's is not summed again */
+	ASSERT_EQ(0, setsockopt(u, SOL_SOCKET, SO_NO_CHECK, &off, sizeof(off)));
+	ASSERT_EQ(0, send_udp_data(u, port_of(rx), 3, 1));
+	EXPECT_EQ(5, recv_within(rx, buf, sizeof(buf), NULL, WAIT_MS));
+	EXPECT_EQ(errs + 1, snmp("DlcpInCsumErrors"));
+	close(u);
 	close(rx);
 }
 

@@ -25,8 +25,9 @@
  *	its header says, with a valid checksum (natively, or the pseudo-header
  *	sum that checksum offload leaves for the device), known
  *	version/type/flags,
- *	the header length of its type, reserved fields zero, UDP checksum
- *	zero (--udp) and, for DATA, the payload the application sent:
+ *	the header length of its type, reserved fields zero, a UDP
+ *	checksum (--udp) that holds once the device has completed the DLCP
+ *	one and, for DATA, the payload the application sent:
  *	nothing uninitialised reaches the wire.
  *
  *   dlcp_sec user
@@ -372,10 +373,31 @@ static uint8_t pattern_byte(uint32_t tensor, uint32_t off)
 	return (uint8_t)((off * 131 + tensor * 7 + (off >> 8)) | 1);
 }
 
+/*
+ * Whether the UDP checksum of the datagram @u holds for its DLCP packet
+ * @d (@dl bytes, DLCP pseudo-header sum @pseudo) once the DLCP checksum is
+ * filled in, as the device (or nobody, on loopback) completes it: the UDP
+ * one is derived from it before it is (local checksum offload).
+ */
+static int udp_csum_ok(const struct iphdr *ip, const uint8_t *u,
+		       const uint8_t *d, size_t dl, uint32_t pseudo)
+{
+	static uint8_t pkt[65536];
+	uint32_t sum;
+
+	memcpy(pkt, d, dl);
+	dlcp_pkt_set_csum(pkt, dl, pseudo);
+	sum = dlcp_csum_pseudo4(ip->saddr, ip->daddr, IPPROTO_UDP,
+				(uint16_t)(dl + 8));
+	sum = dlcp_csum_add(sum, u, 8);
+	sum = dlcp_csum_add(sum, pkt, dl);
+	return dlcp_csum_fold(sum) == 0xffff;
+}
+
 static void check_packet(const uint8_t *p, ssize_t n)
 {
 	const struct iphdr *ip = (const void *)p;
-	const uint8_t *d;
+	const uint8_t *d, *u = NULL;
 	size_t ihl, dl;
 	uint32_t pseudo;
 	unsigned int type, hl;
@@ -390,15 +412,13 @@ static void check_packet(const uint8_t *p, ssize_t n)
 	check(ntohs(ip->tot_len) == n, "IP length %u, captured %zd",
 	      ntohs(ip->tot_len), n);
 	if (udp_mode) {
-		const uint8_t *u = p + ihl;
-
+		u = p + ihl;
 		if (ip->protocol != IPPROTO_UDP || n < (ssize_t)ihl + 8 ||
 		    dlcp_get16(u + 2) != DLCP_UDP_PORT)
 			return;
 		check(dlcp_get16(u + 4) == n - ihl, "UDP length %u, packet %zu",
 		      dlcp_get16(u + 4), n - ihl);
-		check(dlcp_get16(u + 6) == 0, "UDP checksum %#x, want 0",
-		      dlcp_get16(u + 6));
+		check(dlcp_get16(u + 6) != 0, "UDP checksum zero");
 		ihl += 8;
 	} else if (ip->protocol != IPPROTO_DLCP) {
 		return;
@@ -424,14 +444,18 @@ static void check_packet(const uint8_t *p, ssize_t n)
 	pseudo = dlcp_csum_pseudo4(ip->saddr, ip->daddr, IPPROTO_DLCP,
 				   (uint16_t)dl);
 	/*
-	 * Native packets sent on this host leave with the checksum offloaded:
-	 * a raw socket here sees the pseudo-header sum that the device
-	 * completes (loopback needs none), as a capture sees TCP's. Inside
-	 * UDP DLCP sums its own.
+	 * Packets sent on this host leave with the checksum offloaded, native
+	 * or inside UDP: a raw socket here sees the pseudo-header sum that
+	 * the device completes (loopback needs none), as a capture sees
+	 * TCP's.
 	 */
 	check(dlcp_pkt_csum_ok(d, dl, pseudo) ||
-	      (!udp_mode && dlcp_get16(d + 10) == dlcp_csum_fold(pseudo)),
+	      dlcp_get16(d + 10) == dlcp_csum_fold(pseudo),
 	      "type %u: bad checksum %#x", type, dlcp_get16(d + 10));
+	if (u)
+		check(udp_csum_ok(ip, u, d, dl, pseudo),
+		      "type %u: UDP checksum %#x wrong", type,
+		      dlcp_get16(u + 6));
 	if (dl < hl) {
 		check(0, "type %u: %zu bytes, shorter than its header", type, dl);
 		return;

@@ -21,8 +21,9 @@
 -- dlcp.flags.retrans == 1, dlcp.msg_id == 0x1234, dlcp.port == 7000,
 -- dlcp.checksum.status == 0 (bad checksums), _ws.expert (validation failures).
 --
--- Native packets leave with their checksum offloaded to the device, as TCP's
--- do: a capture on the sending host, or anywhere along a veth, holds them
+-- Packets leave with their checksum offloaded to the device, as TCP's do
+-- (in UDP mode too: its pseudo-header names DLCP's protocol number there as
+-- well): a capture on the sending host, or anywhere along a veth, holds them
 -- unfilled (flagged bad). Capture on another host, turn the offload off on
 -- the sender (ethtool -K DEV tx off), or turn "Validate the checksum" off.
 
@@ -242,7 +243,7 @@ dlcp.prefs.ipproto = Pref.uint("IP protocol number", 253,
 dlcp.prefs.udp_port = Pref.uint("UDP port", 9253,
 	"UDP port of DLCP's UDP encapsulation (0: none)")
 dlcp.prefs.check_checksum = Pref.bool("Validate the checksum", true,
-	"Verify the mandatory checksum (native IPv4 mode only)")
+	"Verify the mandatory checksum (IPv4 only)")
 dlcp.prefs.max_msg = Pref.uint("Largest message length", 1073741824,
 	"Message lengths above this are flagged (net.dlcp.max_msg_size of the "
 	.. "receiver; the hard limit is 2^30)")
@@ -535,12 +536,15 @@ function dlcp.dissector(tvb, pinfo, root)
 	local ck = tvb(10, 2):uint()
 	local ci = tree:add(f.checksum, tvb(10, 2))
 	local proto = last_of(ip_proto_f)
-	-- UDP encapsulation: the pseudo-header is not defined yet, skip
-	local in_udp = proto ~= nil and proto.value == 17
+	-- inside UDP the pseudo-header names DLCP's protocol number all the same
+	local pproto = proto and proto.value
+	if pproto == 17 then
+		pproto = dlcp.prefs.ipproto
+	end
 	local status = 2
-	if dlcp.prefs.check_checksum and proto and not in_udp and
+	if dlcp.prefs.check_checksum and proto and
 	   caplen == wire_len and len == wire_len then
-		local calc = compute_checksum(tvb, wire_len, proto.value)
+		local calc = compute_checksum(tvb, wire_len, pproto)
 		if calc then
 			if calc == ck or (calc == 0 and ck == 0xffff) or
 			   (calc == 0xffff and ck == 0) then
