@@ -61,10 +61,6 @@ static inline bool dlcp_addr_is_v4(const struct in6_addr *a)
  * @csum_init:	start checking a received packet's DLCP checksum: its
  *		pseudo-header (skb_checksum_init()); false if it is known bad
  * @policy_check: does the IPsec policy let a received packet reach @sk?
- * @udp_csum:	the UDP checksum of the datagram at skb->data (and at
- *		its transport header) in UDP mode: derived from the DLCP
- *		checksum the device fills in; of a UDP GSO super-packet,
- *		left to its segmentation
  * @icmp_pmtu:	of an ICMP error (skb->data at the quoted IP header), if
  *		it says a packet was too big for the path: the new path MTU
  *		and the quoted packet's addresses; false for other errors
@@ -110,9 +106,6 @@ struct dlcp_af {
 	bool		(*rcv_addrs)(struct sk_buff *skb, int *dif, int *sdif);
 	bool		(*csum_init)(struct sk_buff *skb);
 	bool		(*policy_check)(struct sock *sk, struct sk_buff *skb);
-	void		(*udp_csum)(struct sk_buff *skb,
-				    const struct in6_addr *saddr,
-				    const struct in6_addr *daddr);
 	bool		(*icmp_pmtu)(struct sk_buff *skb,
 				     struct in6_addr *saddr,
 				     struct in6_addr *daddr, u32 *mtu);
@@ -144,12 +137,6 @@ INDIRECT_CALLABLE_DECLARE(bool dlcp4_policy_check(struct sock *sk,
 						  struct sk_buff *skb));
 INDIRECT_CALLABLE_DECLARE(bool dlcp6_policy_check(struct sock *sk,
 						  struct sk_buff *skb));
-INDIRECT_CALLABLE_DECLARE(void dlcp4_udp_csum(struct sk_buff *skb,
-					      const struct in6_addr *saddr,
-					      const struct in6_addr *daddr));
-INDIRECT_CALLABLE_DECLARE(void dlcp6_udp_csum(struct sk_buff *skb,
-					      const struct in6_addr *saddr,
-					      const struct in6_addr *daddr));
 
 /* The ops of the family of the peer address @a. */
 static inline const struct dlcp_af *dlcp_af_of(const struct in6_addr *a)
@@ -204,16 +191,23 @@ static inline u32 dlcp_headroom(const struct dst_entry *dst,
 	       dlcp_ip_hdr_len(daddr) + (udp ? sizeof(struct udphdr) : 0);
 }
 
+/* The checksum over @csum and the pseudo-header of protocol @proto. */
+static inline __sum16 dlcp_csum_magic_proto(const struct in6_addr *saddr,
+					    const struct in6_addr *daddr,
+					    u32 len, u8 proto, __wsum csum)
+{
+	if (dlcp_addr_is_v4(daddr))
+		return csum_tcpudp_magic(saddr->s6_addr32[3],
+					 daddr->s6_addr32[3], len, proto, csum);
+	return csum_ipv6_magic(saddr, daddr, len, proto, csum);
+}
+
 /* The DLCP checksum's pseudo-header sum (the protocol is always DLCP). */
 static inline __sum16 dlcp_csum_magic(const struct in6_addr *saddr,
 				      const struct in6_addr *daddr, u32 len,
 				      __wsum csum)
 {
-	if (dlcp_addr_is_v4(daddr))
-		return csum_tcpudp_magic(saddr->s6_addr32[3],
-					 daddr->s6_addr32[3], len,
-					 dlcp_ipproto, csum);
-	return csum_ipv6_magic(saddr, daddr, len, dlcp_ipproto, csum);
+	return dlcp_csum_magic_proto(saddr, daddr, len, dlcp_ipproto, csum);
 }
 
 #endif /* _DLCP_AF_H */

@@ -819,9 +819,8 @@ void dlcp_offload_exit(void);
 int dlcp_udp_enable(struct net *net);
 void dlcp_udp_disable(struct net *net);
 void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
-		   const struct dlcp_af *af, const struct in6_addr *saddr,
-		   const struct in6_addr *daddr, u32 msg_id, u32 seg);
-void dlcp_udp_csum_partial(struct sk_buff *skb, __sum16 pseudo);
+		   const struct in6_addr *saddr, const struct in6_addr *daddr,
+		   u32 msg_id, u32 seg);
 u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg);
 
 /* dlcp_ipv4.c */

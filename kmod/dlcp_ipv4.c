@@ -14,7 +14,6 @@
 #include <net/ip.h>
 #include <net/protocol.h>
 #include <net/route.h>
-#include <net/udp.h>
 #include <net/xfrm.h>
 #include "dlcp_impl.h"
 
@@ -190,23 +189,6 @@ dlcp4_policy_check(struct sock *sk, struct sk_buff *skb)
 	return xfrm4_policy_check(sk, XFRM_POLICY_IN, skb);
 }
 
-/* See dlcp_udp_push(): summed without reading the payload. */
-INDIRECT_CALLABLE_SCOPE void
-dlcp4_udp_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-	       const struct in6_addr *daddr)
-{
-	__be32 src = saddr->s6_addr32[3], dst = daddr->s6_addr32[3];
-	struct udphdr *uh = udp_hdr(skb);
-
-	if (skb_is_gso(skb)) {
-		dlcp_udp_csum_partial(skb, udp_v4_check(skb->len, src, dst, 0));
-		return;
-	}
-	uh->check = udp_v4_check(skb->len, src, dst, lco_csum(skb));
-	if (!uh->check)
-		uh->check = CSUM_MANGLED_0;
-}
-
 static bool dlcp4_icmp_pmtu(struct sk_buff *skb, struct in6_addr *saddr,
 			    struct in6_addr *daddr, u32 *mtu)
 {
@@ -242,7 +224,6 @@ const struct dlcp_af dlcp_af_inet = {
 	.rcv_addrs	= dlcp4_rcv_addrs,
 	.csum_init	= dlcp4_csum_init,
 	.policy_check	= dlcp4_policy_check,
-	.udp_csum	= dlcp4_udp_csum,
 	.icmp_pmtu	= dlcp4_icmp_pmtu,
 };
 

@@ -26,7 +26,6 @@
 #include <net/ipv6.h>
 #include <net/protocol.h>
 #include <net/transp_v6.h>
-#include <net/udp.h>
 #include <net/xfrm.h>
 #include "dlcp_impl.h"
 
@@ -223,23 +222,6 @@ dlcp6_policy_check(struct sock *sk, struct sk_buff *skb)
 	return xfrm6_policy_check(sk, XFRM_POLICY_IN, skb);
 }
 
-/* See dlcp_udp_push(): summed without reading the payload. */
-INDIRECT_CALLABLE_SCOPE void
-dlcp6_udp_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-	       const struct in6_addr *daddr)
-{
-	struct udphdr *uh = udp_hdr(skb);
-
-	if (skb_is_gso(skb)) {
-		dlcp_udp_csum_partial(skb, udp_v6_check(skb->len, saddr,
-							daddr, 0));
-		return;
-	}
-	uh->check = udp_v6_check(skb->len, saddr, daddr, lco_csum(skb));
-	if (!uh->check)
-		uh->check = CSUM_MANGLED_0;
-}
-
 static bool dlcp6_icmp_pmtu(struct sk_buff *skb, struct in6_addr *saddr,
 			    struct in6_addr *daddr, u32 *mtu)
 {
@@ -274,7 +256,6 @@ const struct dlcp_af dlcp_af_inet6 = {
 	.rcv_addrs	= dlcp6_rcv_addrs,
 	.csum_init	= dlcp6_csum_init,
 	.policy_check	= dlcp6_policy_check,
-	.udp_csum	= dlcp6_udp_csum,
 	.icmp_pmtu	= dlcp6_icmp_pmtu,
 };
 

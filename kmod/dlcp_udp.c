@@ -195,13 +195,16 @@ static u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
 
 /*
  * Put a UDP header in front of the DLCP packet at skb->data, from @saddr
- * to @daddr (of family @af), with its checksum: of a single packet, whose
- * DLCP checksum is left to the device (dlcp_xmit_csum()), derived from
- * that (lco_csum()); of a UDP GSO super-packet, left to its segmentation.
+ * to @daddr, with its checksum, summed without reading the payload. Of a
+ * single packet, whose DLCP checksum is left to the device
+ * (dlcp_xmit_csum()), it is derived from that (lco_csum()). A UDP GSO
+ * super-packet (dlcp_out_send_gso()) is prepared as udp_send_skb() does:
+ * its segmentation fills in each packet's UDP length and checksum from
+ * the pseudo-header sum of the whole.
  */
 void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
-		   const struct dlcp_af *af, const struct in6_addr *saddr,
-		   const struct in6_addr *daddr, u32 msg_id, u32 seg)
+		   const struct in6_addr *saddr, const struct in6_addr *daddr,
+		   u32 msg_id, u32 seg)
 {
 	struct udphdr *uh;
 
@@ -211,22 +214,14 @@ void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 	uh->dest = htons(READ_ONCE(dn->udp_port));
 	uh->len = htons(skb->len);
 	uh->check = 0;
-	INDIRECT_CALL_2(af->udp_csum, dlcp4_udp_csum, dlcp6_udp_csum, skb, saddr,
-			daddr);
-}
-
-/*
- * Prepare the UDP GSO super-packet at skb->data (dlcp_out_send_gso()) as
- * udp_send_skb() does: the checksum is left to the segmentation, which
- * fills in each packet's UDP length and checksum (over IPv4 too: UDP GSO
- * needs one), from the pseudo-header sum of the whole, @pseudo.
- */
-void dlcp_udp_csum_partial(struct sk_buff *skb, __sum16 pseudo)
-{
-	struct udphdr *uh = udp_hdr(skb);
-
-	skb->ip_summed = CHECKSUM_PARTIAL;
-	skb->csum_start = skb_transport_header(skb) - skb->head;
-	skb->csum_offset = offsetof(struct udphdr, check);
-	uh->check = ~pseudo;
+	if (skb_is_gso(skb)) {
+		skb->ip_summed = CHECKSUM_PARTIAL;
+		skb->csum_start = skb_transport_header(skb) - skb->head;
+		skb->csum_offset = offsetof(struct udphdr, check);
+		uh->check = ~dlcp_csum_magic_proto(saddr, daddr, skb->len,
+						   IPPROTO_UDP, 0);
+		return;
+	}
+	uh->check = dlcp_csum_magic_proto(saddr, daddr, skb->len, IPPROTO_UDP,
+					  lco_csum(skb)) ?: CSUM_MANGLED_0;
 }

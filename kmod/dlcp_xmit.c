@@ -124,7 +124,7 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	if (!skb_is_gso(skb))
 		dlcp_xmit_csum(skb, saddr, daddr, tos);
 	if (udp) {
-		dlcp_udp_push(skb, dn, af, saddr, daddr, msg_id, seg);
+		dlcp_udp_push(skb, dn, saddr, daddr, msg_id, seg);
 		if (skb_is_gso(skb))
 			DLCP_INC_STATS(net, DLCP_MIB_UDP_GSO_OUT);
 		DLCP_ADD_STATS(net, DLCP_MIB_UDP_OUT_PKTS, nsegs);
