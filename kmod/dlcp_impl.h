@@ -475,13 +475,11 @@ struct dlcp6_sock {
  * @saddr:	source address (v4-mapped for IPv4)
  * @daddr:	destination address
  * @dsfield:	IPv4 TOS or IPv6 traffic class (DSCP and ECN)
- * @more:	more packets of its super-packet follow (dlcp_offload_rcv())
  */
 struct dlcp_skb_cb {
 	struct in6_addr	saddr;
 	struct in6_addr	daddr;
 	u8		dsfield;
-	bool		more;
 };
 
 static inline struct dlcp_skb_cb *dlcp_cb(struct sk_buff *skb)
@@ -611,7 +609,7 @@ void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 		   u8 prio);
 struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp);
 void dlcp_xmit_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-		    const struct in6_addr *daddr, u8 tos);
+		    const struct in6_addr *daddr, u32 len, u8 tos);
 int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 		  const struct in6_addr *saddr, const struct in6_addr *daddr,
 		  u8 cls, bool droppable, bool udp, u32 msg_id, u32 seg);
@@ -633,7 +631,8 @@ int dlcp_out_fill(struct sock *sk, struct dlcp_out_msg *m,
 void dlcp_out_release_msg(struct dlcp_out_msg *m);
 u8 dlcp_out_seg_flags(const struct dlcp_out_msg *m, u32 seg, bool rtx);
 struct sk_buff *dlcp_out_seg_skb(struct sock *sk, struct dlcp_out_msg *m,
-				 u32 seg, u8 flags, u32 now_us, u32 headroom);
+				 u32 seg, u32 k, u8 flags, u32 now_us,
+				 u32 headroom);
 void dlcp_out_push(struct sock *sk)
 	__must_hold(&dlcp_sk(sk)->lock);
 bool dlcp_out_may_push(struct sock *sk)
@@ -693,8 +692,7 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 /* dlcp_in.c */
 int dlcp_drop(struct net *net, struct sk_buff *skb, enum dlcp_mib_field why);
 int dlcp_rcv_common(struct sk_buff *skb, const struct dlcp_af *af, bool udp);
-int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp,
-		 bool more);
+int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp);
 u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
 		 struct dlcp_wire_range *g, u32 max_gaps, u32 *scan_end);
 bool dlcp_in_timeout(struct sock *sk, unsigned long now)
@@ -811,6 +809,9 @@ u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 		      const struct dst_entry *dst, u32 seg, u64 now, u64 interval);
 int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 		      struct dst_entry *dst, u32 seg, u32 k, u32 now_us);
+struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
+				     netdev_features_t features);
+bool dlcp_offload_rcv_ok(struct sk_buff *skb);
 int dlcp_offload_rcv(struct sk_buff *skb, const struct dlcp_af *af, bool udp);
 int dlcp_offload_init(void);
 void dlcp_offload_exit(void);

@@ -508,8 +508,10 @@ static bool dlcp_in_may_keep(struct sock *sk, const struct dlcp_in_msg *m,
 
 /*
  * DATA: add the bytes to their message, copied into its pages or, with
- * *@kept set, by keeping @skb. Returns the counter of the drop if the
- * packet was refused, else DLCP_MIB_NONE.
+ * *@kept set, by keeping @skb. A native super-packet (dlcp_offload_rcv())
+ * is taken as one packet of all its segments' bytes, and counts for as
+ * many packets as it holds. Returns the counter of the drop if the packet
+ * was refused, else DLCP_MIB_NONE.
  */
 static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 					bool udp, bool *kept)
@@ -518,23 +520,24 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 	const struct dlcp_data_hdr *d = (const void *)skb->data;
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
-	u32 hlen = d->common.doff * 4, pkt_len = skb->len, plen = pkt_len - hlen;
+	u32 hlen = d->common.doff * 4, plen = skb->len - hlen;
+	u32 pkts = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
+	u32 pkt_len = skb_is_gso(skb) ? skb_shinfo(skb)->gso_size : skb->len;
 	u32 off = ntohl(d->offset), added, need;
-	bool more = dlcp_cb(skb)->more, ce;
-	bool dup = false, first = false, keep;
+	bool dup = false, first = false, keep, ce;
 	enum dlcp_mib_field why;
 	struct dlcp_in_msg *m;
 	u8 rflags = 0;
 	int n;
 
 	lockdep_assert_held(&dlcp_sk(sk)->lock);
-	DLCP_INC_STATS(net, DLCP_MIB_IN_DATA_PKTS);
+	DLCP_ADD_STATS(net, DLCP_MIB_IN_DATA_PKTS, pkts);
 	m = dlcp_intab_find(dsk, &dlcp_cb(skb)->saddr, d->common.source,
 			    ntohl(d->common.msg_id));
 	if (m && m->len != ntohl(d->common.msg_len))
 		return DLCP_MIB_DROP_MISMATCH;
 	if (m && m->delivered) {
-		DLCP_INC_STATS(net, DLCP_MIB_IN_LATE_PKTS);
+		DLCP_ADD_STATS(net, DLCP_MIB_IN_LATE_PKTS, pkts);
 		/* kept while its sender still sends: it missed the STOP */
 		dlcp_intab_touch(dsk, m);
 		if (d->common.flags & (DLCP_HF_ACKREQ | DLCP_HF_RETRANS))
@@ -544,7 +547,7 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 	if (m && dlcp_rs_covers(&m->have, off, off + plen)) {
 		/* a resent duplicate: the sender missed our reports */
 		dup = true;
-		DLCP_INC_STATS(net, DLCP_MIB_IN_DUP_PKTS);
+		DLCP_ADD_STATS(net, DLCP_MIB_IN_DUP_PKTS, pkts);
 		if (d->common.flags & DLCP_HF_RETRANS) {
 			m->pkts_unreported = U32_MAX;
 			rflags = DLCP_RF_DUP;
@@ -587,7 +590,7 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 		/* @skb is the message's now: only its header is read on */
 		dlcp_buf_keep_skb(&m->buf, skb, hlen, off, plen);
 		*kept = true;
-		DLCP_INC_STATS(net, DLCP_MIB_IN_DATA_KEPT);
+		DLCP_ADD_STATS(net, DLCP_MIB_IN_DATA_KEPT, pkts);
 		n = 0;
 	} else {
 		n = dlcp_buf_from_skb(&m->buf, off, skb, hlen, plen,
@@ -607,7 +610,7 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 		m->ce_bytes += plen;
 	if (d->common.flags & DLCP_HF_CRITICAL)
 		m->crit_rcvd += added;
-	m->pkts_unreported++;
+	m->pkts_unreported += pkts;
 report:
 	if (d->common.flags & DLCP_HF_LAST)
 		m->sent_all = true;
@@ -635,8 +638,7 @@ report:
 	 * of the 200 ms initial timeout.
 	 */
 	if ((d->common.flags & DLCP_HF_ACKREQ) || first ||
-	    (m->pkts_unreported >= READ_ONCE(dlcp_pernet(net)->ack_every) &&
-	     !more))
+	    m->pkts_unreported >= READ_ONCE(dlcp_pernet(net)->ack_every))
 		dlcp_in_send_report(sk, m, rflags);
 	return DLCP_MIB_NONE;
 }
@@ -796,12 +798,10 @@ static enum dlcp_mib_field dlcp_rcv_policy(struct sock *sk,
 
 /*
  * Receive a DLCP packet of family @af (skb->data at the DLCP header),
- * native (@udp false) or from the UDP encapsulation socket; @more if it
- * came in a super-packet and more of its packets follow (its REPORT may
- * wait for them). Softirq context.
+ * native (@udp false) or from the UDP encapsulation socket, or a native
+ * super-packet that dlcp_offload_rcv() checked. Softirq context.
  */
-int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp,
-		 bool more)
+int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 {
 	struct dlcp_skb_cb *cb = dlcp_cb(skb);
 	struct net *net = dev_net(skb->dev);
@@ -814,7 +814,8 @@ int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp,
 	int dif, sdif;
 	bool addrs_ok, kept = false;
 
-	DLCP_INC_STATS(net, DLCP_MIB_IN_PKTS);
+	DLCP_ADD_STATS(net, DLCP_MIB_IN_PKTS,
+		       skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1);
 	/* the IP layer is done with skb->cb: the addresses go there */
 	addrs_ok = INDIRECT_CALL_2(af->rcv_addrs, dlcp4_rcv_addrs,
 				   dlcp6_rcv_addrs, skb, &dif, &sdif);
@@ -822,12 +823,16 @@ int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp,
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOT_HOST);
 	if (!addrs_ok)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_ADDR);
-	cb->more = more;
 	if (skb->len < DLCP_HDR_LEN)
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_SHORT);
 	if (!dlcp_pull_hdr(skb))
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOMEM);
-	reason = dlcp_wire_check(skb->data, skb->len,
+	/*
+	 * a super-packet's header is its first segment's: checked as that
+	 * packet (of a DATA packet only the header is read)
+	 */
+	reason = dlcp_wire_check(skb->data, skb_is_gso(skb) ?
+				 skb_shinfo(skb)->gso_size : skb->len,
 				 READ_ONCE(dlcp_pernet(net)->max_msg_size));
 	if (reason != DLCP_DROP_NONE)
 		return dlcp_drop(net, skb, (enum dlcp_mib_field)reason);
@@ -896,7 +901,7 @@ int dlcp_rcv_common(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 {
 	if (unlikely(skb_is_gso(skb)))
 		return dlcp_offload_rcv(skb, af, udp);
-	return dlcp_rcv_one(skb, af, udp, false);
+	return dlcp_rcv_one(skb, af, udp);
 }
 
 /*

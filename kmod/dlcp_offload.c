@@ -2,25 +2,30 @@
 /*
  * DLCP super-packets in native mode: a run of DATA packets of one message
  * that goes through IP, the qdiscs and the devices as one skb, as TCP's
- * GSO packets do, and is cut into packets only where it must be.
+ * TSO packets do, and is cut into packets only where it must be.
  *
- * The packets stay whole inside it. The first is the skb itself (its
- * header in the linear part, its payload as fragments of the message's
- * pages) and the others hang off its frag_list, each with its own DLCP
- * header and checksum, in the layout UDP's fraglist GRO builds
- * (SKB_GSO_FRAGLIST). IP puts one header in front of the whole:
+ * A super-packet is one DATA header, its first packet's, and the payload
+ * of all its packets as fragments of the message's pages: no skb per
+ * packet is built unless the path cuts it. Its packets are whole segments
+ * of the message with the same flags, so each differs from the first only
+ * in its offset, and shares its length and pseudo-header sum. gso_size is
+ * a packet's length from its DLCP header on, as the path MTU checks want.
+ * IP puts one header in front of the whole:
  *
- * - A device that takes SKB_GSO_FRAGLIST (veth, loopback) passes it on
- *   whole, and the receiving DLCP cuts it (dlcp_offload_rcv()) and takes
- *   its packets one by one, with one REPORT for the run.
+ * - A device that takes SKB_GSO_FRAGLIST (veth, loopback: the software
+ *   GSO types) passes it on whole, and the receiving DLCP takes it as one
+ *   packet of all its bytes (dlcp_offload_rcv()), with one REPORT.
  * - Everywhere else (a NIC, tbf, an IPsec transform, a path MTU smaller
  *   than its packets) the kernel's GSO cuts it through
  *   dlcp_offload_segment(), registered for DLCP's protocol number with
- *   inet_add_offload() and inet6_add_offload(): each packet gets a copy of
- *   the IP header, which IP's GSO then completes (length, id, checksum).
+ *   inet_add_offload() and inet6_add_offload(): skb_segment() copies the
+ *   headers in front of each packet's payload, the offset is set here, and
+ *   IP's GSO completes the IP headers (length, id, checksum).
  *
- * A module cannot add an SKB_GSO_* type of its own, and needs none: the
- * protocol number picks the callback, and SKB_GSO_FRAGLIST says how to cut.
+ * A module cannot add an SKB_GSO_* type of its own. The protocol number
+ * picks the callback; SKB_GSO_FRAGLIST, the type that only software
+ * devices take, keeps a NIC's segmentation engine away from it. No UDP or
+ * TCP code sees the skb, the only users of that type.
  *
  * How many packets go in a super-packet, natively or as UDP GSO in UDP
  * mode (dlcp_out.c builds those), is decided here too: dlcp_offload_segs().
@@ -46,14 +51,14 @@
 /*
  * How many new segments of @m, from @seg on, go out now in one
  * super-packet over @dst (UDP GSO in UDP mode, dlcp_offload_xmit() in
- * native mode): as many as the window, the flight ring, the pacing (up to two
- * intervals ahead, as for single packets) and 64 KB allow, all of one
- * DSCP (droppable or not) and in UDP mode from one source port
- * (net.dlcp.udp_entropy). 1 with DLCP_PATHS (each packet picks its path),
- * with net.dlcp.udp_gso off in UDP mode, and in native mode with
- * net.dlcp.gso off or a device that may not segment (ethtool's gso off),
- * as TCP builds no GSO packets for one. 0: none now, wait for the window
- * to open further.
+ * native mode): as many as the window, the flight ring, the pacing (up to
+ * two intervals ahead, as for single packets) and 64 KB allow, all of one
+ * DSCP (droppable or not), natively with the same flags, and in UDP mode
+ * from one source port (net.dlcp.udp_entropy). 1 with DLCP_PATHS (each
+ * packet picks its path), with net.dlcp.udp_gso off in UDP mode, and in
+ * native mode with net.dlcp.gso off or a device that may not segment
+ * (ethtool's gso off), as TCP builds no GSO packets for one. 0: none now,
+ * wait for the window to open further.
  */
 u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 		      const struct dst_entry *dst, u32 seg, u64 now, u64 interval)
@@ -62,7 +67,7 @@ u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 	const struct dlcp_sock *dsk = dlcp_sk(sk);
 	const struct dlcp_peer *p = m->peer;
 	u32 k, n, i, bytes, room, want;
-	u8 drop;
+	u8 flags, mask;
 
 	if (m->paths)
 		return 1;
@@ -101,19 +106,30 @@ u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 	if (k < want && p->inflight >= want &&
 	    k == p->cwnd - p->inflight)
 		return 0;
-	drop = dlcp_out_seg_flags(m, seg, false) & DLCP_HF_DROPPABLE;
+	/*
+	 * UDP GSO copies a header for each packet, which need only share a
+	 * DSCP. Natively the packets share the header, so all their flags
+	 * (the last of a message, which asks for a REPORT, goes alone), and
+	 * the payload must fit in the skb's page fragments.
+	 */
+	if (m->udp) {
+		mask = DLCP_HF_DROPPABLE;
+	} else {
+		mask = U8_MAX;
+		k = min_t(u32, k, max_t(u32, 1, (MAX_SKB_FRAGS * PAGE_SIZE -
+			  offset_in_page(seg * m->seg_size)) / m->seg_size));
+	}
+	flags = dlcp_out_seg_flags(m, seg, false);
 	for (i = 1; i < k; i++)
-		if ((dlcp_out_seg_flags(m, seg + i, false) &
-		     DLCP_HF_DROPPABLE) != drop)
+		if ((dlcp_out_seg_flags(m, seg + i, false) ^ flags) & mask)
 			break;
 	return i;
 }
 
 /*
- * Send new segments @seg .. @seg + @k - 1 of @m over @dst as one
- * super-packet, each checksummed by the device (dlcp_xmit_csum()). Fewer
- * go if memory runs short. Returns the number of segments sent or an
- * errno.
+ * Send new segments @seg .. @seg + @k - 1 of @m, @k > 1 and all whole,
+ * over @dst as one super-packet, checksummed by the device or where it is
+ * cut (dlcp_xmit_csum()). Returns @k or an errno.
  */
 int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 		      struct dst_entry *dst, u32 seg, u32 k, u32 now_us)
@@ -121,150 +137,121 @@ int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 	u8 flags = dlcp_out_seg_flags(m, seg, false);
 	bool drop = flags & DLCP_HF_DROPPABLE;
 	u8 tos = dlcp_pkt_tos(dlcp_pernet(sock_net(sk)), m->meta.prio, drop);
-	struct sk_buff *skb, *p, **tail;
-	/*
-	 * The packets after the first use theirs only where the GSO layer
-	 * cuts the super-packet, for a copy of the IP header in front of the
-	 * device's (dlcp_offload_prepare() makes more if there is more to it)
-	 */
-	u32 i, headroom = dlcp_headroom(dst, &m->daddr, false);
+	u32 pkt_len = DLCP_DATA_HDR_LEN + m->seg_size;
+	struct sk_buff *skb;
 	int err;
 
-	skb = dlcp_out_seg_skb(sk, m, seg, flags, now_us, headroom);
+	skb = dlcp_out_seg_skb(sk, m, seg, k, flags, now_us,
+			       dlcp_headroom(dst, &m->daddr, false));
 	if (IS_ERR(skb))
 		return PTR_ERR(skb);
-	dlcp_xmit_csum(skb, &m->saddr, &m->daddr, tos);
-	tail = &skb_shinfo(skb)->frag_list;
-	for (i = 1; i < k; i++) {
-		p = dlcp_out_seg_skb(sk, m, seg + i,
-				     dlcp_out_seg_flags(m, seg + i, false),
-				     now_us, headroom);
-		if (IS_ERR(p))
-			break;
-		dlcp_xmit_csum(p, &m->saddr, &m->daddr, tos);
-		*tail = p;
-		tail = &p->next;
-		skb->len += p->len;
-		skb->data_len += p->len;
-		skb->truesize += p->truesize;
-	}
-	if (i > 1) {
-		skb_shinfo(skb)->gso_type = SKB_GSO_FRAGLIST;
-		skb_shinfo(skb)->gso_size = DLCP_DATA_HDR_LEN + m->seg_size;
-		skb_shinfo(skb)->gso_segs = i;
-		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_GSO_OUT);
-	}
+	dlcp_xmit_csum(skb, &m->saddr, &m->daddr, pkt_len, tos);
+	skb_shinfo(skb)->gso_type = SKB_GSO_FRAGLIST;
+	skb_shinfo(skb)->gso_size = pkt_len;
+	skb_shinfo(skb)->gso_segs = k;
+	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_GSO_OUT);
 	err = dlcp_xmit_skb(sk, skb, dst, &m->saddr, &m->daddr, m->meta.prio,
 			    drop, false, m->id, seg);
-	return err ?: i;
+	return err ?: k;
 }
 
-/* @skb is a super-packet of dlcp_offload_xmit()'s making */
+/* @skb is a super-packet of dlcp_offload_xmit()'s making, as its type says */
 static bool dlcp_offload_ours(const struct sk_buff *skb)
 {
 	return skb_shinfo(skb)->gso_type == SKB_GSO_FRAGLIST &&
-	       skb_has_frag_list(skb);
-}
-
-/*
- * Make each packet on the frag_list of @skb (skb->data at the DLCP
- * header) a packet of its own for skb_segment_list(): owned by this skb
- * alone (a clone of the super-packet shares them), with @room bytes of
- * headroom that may be written, and a copy of the IP header in front.
- */
-static int dlcp_offload_prepare(struct sk_buff *skb, unsigned int room)
-{
-	unsigned int nhlen = skb_transport_header(skb) - skb_network_header(skb);
-	struct sk_buff **pp = &skb_shinfo(skb)->frag_list, *p, *c;
-
-	while ((p = *pp)) {
-		if (skb_shared(p)) {
-			c = skb_clone(p, GFP_ATOMIC);
-			if (!c)
-				return -ENOMEM;
-			c->next = p->next;
-			*pp = c;
-			consume_skb(p);
-			p = c;
-		}
-		if (skb_cow_head(p, room))
-			return -ENOMEM;
-		skb_reset_transport_header(p);
-		skb_set_network_header(p, -(int)nhlen);
-		memcpy(skb_network_header(p), skb_network_header(skb), nhlen);
-		pp = &p->next;
-	}
-	return 0;
+	       !skb_has_frag_list(skb) &&
+	       skb_shinfo(skb)->gso_size > DLCP_DATA_HDR_LEN;
 }
 
 /*
  * The GSO callback of the DLCP protocol number, for IPv4 and IPv6: cut
- * the super-packet @skb (skb->data at the first DLCP header) into its
- * packets. The socket that sent it keeps being charged for every packet,
- * as tcp_gso_segment() does.
+ * the super-packet @skb (skb->data at its DATA header) into its packets.
+ * The device sums each packet if it can sum any protocol (HW_CSUM);
+ * otherwise skb_segment() sums the payload as it cuts, and the header is
+ * added here. skb_segment() moves the socket's charge to the last packet,
+ * as for UDP's.
  */
-static struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
-					    netdev_features_t features)
+struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
+				     netdev_features_t features)
 {
-	void (*destructor)(struct sk_buff *skb) = skb->destructor;
-	unsigned int truesize = skb->truesize, sum = 0;
+	struct skb_shared_info *shinfo;
+	struct dlcp_data_hdr *d;
 	struct sk_buff *segs, *p;
-	struct sock *sk = skb->sk;
-	int delta;
+	u32 mss, off;
+	__sum16 sum;
 
-	if (!dlcp_offload_ours(skb))
+	/* whole packets only: each gets the first one's length and sum */
+	if (!dlcp_offload_ours(skb) ||
+	    !pskb_may_pull(skb, DLCP_DATA_HDR_LEN))
 		return ERR_PTR(-EINVAL);
-	/* skb_segment_list() unhooks the frag_list of the skb's own data */
-	if (skb_unclone(skb, GFP_ATOMIC) ||
-	    dlcp_offload_prepare(skb, skb_transport_header(skb) -
-				 skb_mac_header(skb)))
-		return ERR_PTR(-ENOMEM);
-	segs = skb_segment_list(skb, features, skb_mac_header_len(skb));
-	if (IS_ERR(segs) || destructor != sock_wfree)
+	shinfo = skb_shinfo(skb);
+	mss = shinfo->gso_size - DLCP_DATA_HDR_LEN;
+	if ((skb->len - DLCP_DATA_HDR_LEN) % mss)
+		return ERR_PTR(-EINVAL);
+	d = (struct dlcp_data_hdr *)skb->data;
+	off = ntohl(d->offset);
+	/* IP_CSUM and IPV6_CSUM sum TCP and UDP only */
+	if (!(features & NETIF_F_HW_CSUM))
+		features &= ~NETIF_F_CSUM_MASK;
+	__skb_pull(skb, DLCP_DATA_HDR_LEN);
+	shinfo->gso_size = mss;
+	segs = skb_segment(skb, features);
+	shinfo->gso_size = mss + DLCP_DATA_HDR_LEN;
+	__skb_push(skb, DLCP_DATA_HDR_LEN);
+	if (IS_ERR(segs))
 		return segs;
-	for (p = segs; p; p = p->next) {
-		if (p != segs) {
-			p->sk = sk;
-			p->destructor = sock_wfree;
-		}
-		sum += p->truesize;
+	for (p = segs; p; p = p->next, off += mss) {
+		d = (struct dlcp_data_hdr *)skb_transport_header(p);
+		d->offset = htonl(off);
+		if (p->ip_summed == CHECKSUM_PARTIAL)
+			continue;
+		sum = gso_make_checksum(p, csum_unfold(~d->common.check));
+		d->common.check = sum ?: CSUM_MANGLED_0;
 	}
-	delta = sum - truesize;
-	if (delta > 0)
-		refcount_add(delta, &sk->sk_wmem_alloc);
-	else if (delta < 0)
-		WARN_ON_ONCE(refcount_sub_and_test(-delta, &sk->sk_wmem_alloc));
 	return segs;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_offload_segment);
 
 /*
- * Receive a super-packet of @af, as dlcp_rcv_common() found it: cut it
- * (skb_segment_list() keeps the packets, copying only headers) and take
- * its packets one by one, telling each whether more follow. A GSO packet
- * of any other kind is not DLCP's making, and is dropped.
+ * May the receiver take super-packet @skb (skb->data at the DLCP header)
+ * whole? Only as dlcp_offload_xmit() builds them: a DATA header without
+ * options whose length is gso_size, and gso_segs whole packets of payload
+ * behind it, to be summed by no one (CHECKSUM_PARTIAL: it never left the
+ * host). The rest of the header is checked as a single packet's.
+ */
+bool dlcp_offload_rcv_ok(struct sk_buff *skb)
+{
+	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+	const struct dlcp_data_hdr *d;
+
+	if (!dlcp_offload_ours(skb) || skb->ip_summed != CHECKSUM_PARTIAL ||
+	    shinfo->gso_segs < 2 ||
+	    !pskb_may_pull(skb, DLCP_DATA_HDR_LEN))
+		return false;
+	d = (const struct dlcp_data_hdr *)skb->data;
+	return dlcp_wire_type(&d->common) == DLCP_T_DATA &&
+	       d->common.doff * 4 == DLCP_DATA_HDR_LEN &&
+	       ntohs(d->common.len) == shinfo->gso_size &&
+	       skb->len - DLCP_DATA_HDR_LEN ==
+	       (u64)shinfo->gso_segs * (shinfo->gso_size - DLCP_DATA_HDR_LEN) &&
+	       !(d->common.flags & DLCP_HF_LAST);
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_offload_rcv_ok);
+
+/*
+ * Receive a super-packet of @af, as dlcp_rcv_common() found it: one of
+ * dlcp_offload_xmit()'s is taken whole, any other GSO packet is not DLCP's
+ * making and is dropped, counted once for each packet it claims to hold.
  */
 int dlcp_offload_rcv(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 {
 	struct net *net = dev_net(skb->dev);
-	struct sk_buff *segs, *next;
 	u16 n = skb_shinfo(skb)->gso_segs;
 
-	if (udp || !dlcp_offload_ours(skb))
-		goto drop;
-	/* from the DLCP header back to IP's: the GSO layer starts there */
-	__skb_push(skb, -skb_network_offset(skb));
-	segs = __skb_gso_segment(skb, NETIF_F_SG, false);
-	if (IS_ERR_OR_NULL(segs))
-		goto drop;
-	consume_skb(skb);
-	DLCP_INC_STATS(net, DLCP_MIB_GSO_IN);
-	skb_list_walk_safe(segs, skb, next) {
-		skb_mark_not_on_list(skb);
-		__skb_pull(skb, skb_transport_offset(skb));
-		dlcp_rcv_one(skb, af, udp, next);
+	if (!udp && dlcp_offload_rcv_ok(skb)) {
+		DLCP_INC_STATS(net, DLCP_MIB_GSO_IN);
+		return dlcp_rcv_one(skb, af, udp);
 	}
-	return 0;
-drop:
 	DLCP_ADD_STATS(net, DLCP_MIB_DROP_GSO, max_t(u16, n, 1) - 1);
 	return dlcp_drop(net, skb, DLCP_MIB_DROP_GSO);
 }

@@ -348,13 +348,17 @@ static void dlcp_out_data_hdr(struct sock *sk, const struct dlcp_out_msg *m,
 }
 
 /*
- * Segment @seg of @m as a DATA packet, with @headroom bytes for the
- * headers below: the header in the linear part, the payload as fragments
- * of the message's pages. Returns the skb or an ERR_PTR().
+ * Segments @seg .. @seg + @k - 1 of @m as one DATA packet, with @headroom
+ * bytes for the headers below: the header of @seg in the linear part, the
+ * payload of all @k as fragments of the message's pages. With @k > 1 it is
+ * a native super-packet (dlcp_offload_xmit()), all of whose segments are
+ * whole. Returns the skb or an ERR_PTR().
  */
 struct sk_buff *dlcp_out_seg_skb(struct sock *sk, struct dlcp_out_msg *m,
-				 u32 seg, u8 flags, u32 now_us, u32 headroom)
+				 u32 seg, u32 k, u8 flags, u32 now_us,
+				 u32 headroom)
 {
+	u32 off = seg * m->seg_size;
 	struct sk_buff *skb;
 
 	skb = alloc_skb(headroom + DLCP_DATA_HDR_LEN, GFP_ATOMIC);
@@ -364,8 +368,8 @@ struct sk_buff *dlcp_out_seg_skb(struct sock *sk, struct dlcp_out_msg *m,
 	skb_reset_transport_header(skb);
 	dlcp_out_data_hdr(sk, m, seg, flags, now_us,
 			  skb_put(skb, DLCP_DATA_HDR_LEN));
-	if (dlcp_buf_frag_skb(&m->buf, seg * m->seg_size,
-			      dlcp_seg_len(m, seg), skb)) {
+	if (dlcp_buf_frag_skb(&m->buf, off,
+			      min(k * m->seg_size, m->len - off), skb)) {
 		kfree_skb(skb);
 		return ERR_PTR(-EMSGSIZE);
 	}
@@ -381,7 +385,7 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m,
 	struct sk_buff *skb;
 	u8 cls;
 
-	skb = dlcp_out_seg_skb(sk, m, seg, flags, now_us,
+	skb = dlcp_out_seg_skb(sk, m, seg, 1, flags, now_us,
 			       dlcp_headroom(dst, &m->daddr, m->udp));
 	if (IS_ERR(skb))
 		return PTR_ERR(skb);

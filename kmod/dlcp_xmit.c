@@ -81,22 +81,24 @@ struct sk_buff *dlcp_alloc_ctl(u32 hlen, gfp_t gfp)
 }
 
 /*
- * Checksum the DLCP packet at skb->data, sent with IP tos @tos: the device
- * does it (CHECKSUM_PARTIAL, as UDP's: the pseudo-header sum goes in the
- * field, the device or skb_checksum_help() on the way sums the rest), and
- * a veth or loopback leaves it to no one: the receiving side trusts a
- * CHECKSUM_PARTIAL packet. Inside UDP too: the UDP checksum is then
- * derived from it without reading the payload (dlcp_udp_push()).
+ * Checksum the DLCP packet at skb->data, @len bytes long, sent with IP tos
+ * @tos: the device does it (CHECKSUM_PARTIAL, as UDP's: the pseudo-header
+ * sum goes in the field, the device or skb_checksum_help() on the way sums
+ * the rest), and a veth or loopback leaves it to no one: the receiving
+ * side trusts a CHECKSUM_PARTIAL packet. Inside UDP too: the UDP checksum
+ * is then derived from it without reading the payload (dlcp_udp_push()).
+ * A native super-packet is summed packet by packet where it is cut
+ * (dlcp_offload_segment()); @len is then the length of each.
  */
 void dlcp_xmit_csum(struct sk_buff *skb, const struct in6_addr *saddr,
-		    const struct in6_addr *daddr, u8 tos)
+		    const struct in6_addr *daddr, u32 len, u8 tos)
 {
 	struct dlcp_hdr *h = (struct dlcp_hdr *)skb->data;
 
 	skb->ip_summed = CHECKSUM_PARTIAL;
 	skb->csum_start = skb_headroom(skb);
 	skb->csum_offset = offsetof(struct dlcp_hdr, check);
-	h->check = ~dlcp_csum_magic(saddr, daddr, skb->len, 0);
+	h->check = ~dlcp_csum_magic(saddr, daddr, len, 0);
 	trace_dlcp_pkt_send(h, saddr, daddr, tos);
 }
 
@@ -105,7 +107,7 @@ void dlcp_xmit_csum(struct sk_buff *skb, const struct in6_addr *saddr,
  * part or in page fragments) of message @msg_id, its packet @seg, over
  * @dst (a reference is taken): checksum it, add the UDP header in UDP
  * mode and the IP header. A super-packet (UDP GSO: dlcp_out_send_gso();
- * native: dlcp_offload_xmit()) holds @seg and the packets after it, each
+ * native: dlcp_offload_xmit()) holds @seg and the packets after it, and is
  * checksummed already.
  * Returns 0, -ENOBUFS if a queue on the way dropped it, or the IP layer's
  * error (-EPERM: netfilter or a cgroup program refused it).
@@ -122,7 +124,7 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	int err;
 
 	if (!skb_is_gso(skb))
-		dlcp_xmit_csum(skb, saddr, daddr, tos);
+		dlcp_xmit_csum(skb, saddr, daddr, skb->len, tos);
 	if (udp) {
 		dlcp_udp_push(skb, dn, saddr, daddr, msg_id, seg);
 		if (skb_is_gso(skb))

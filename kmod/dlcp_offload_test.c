@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of native super-packets (dlcp_offload.c): the checks a
+ * receiver makes before it takes one whole, and the cut into packets that
+ * the kernel's GSO asks of DLCP, with the checksums summed by the device
+ * or in software.
+ */
+#include <linux/ip.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <net/checksum.h>
+#include <net/ip.h>
+#include "dlcp_kunit.h"
+#include "dlcp_impl.h"
+
+#define OT_SEGS		5
+#define OT_MSS		1000
+#define OT_OFF		3000	/* offset of the first packet in its message */
+#define OT_MSG		20000
+/* the pseudo-header's protocol: the cut keeps the header's sum as it is */
+#define OT_PROTO	253
+
+static const __be32 ot_saddr = cpu_to_be32(0x0a000001);
+static const __be32 ot_daddr = cpu_to_be32(0x0a000002);
+
+static u8 ot_byte(u32 off)
+{
+	return (u8)(off * 7 + 3);
+}
+
+/*
+ * A super-packet as dlcp_offload_xmit() builds it and IP's GSO hands it
+ * on: the IPv4 header in front (where the MAC header starts), skb->data
+ * at the DLCP header, the payload of OT_SEGS packets from OT_OFF on in
+ * page fragments starting mid-page.
+ */
+static struct sk_buff *ot_skb(void)
+{
+	u32 len = OT_SEGS * OT_MSS, poff = 1234, off = OT_OFF, n, i, j;
+	struct dlcp_data_hdr *d;
+	struct sk_buff *skb;
+	struct iphdr *iph;
+	struct page *pg;
+
+	skb = alloc_skb(MAX_HEADER + sizeof(*iph) + DLCP_DATA_HDR_LEN,
+			GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, MAX_HEADER);
+	skb_reset_mac_header(skb);
+	skb_reset_network_header(skb);
+	iph = skb_put_zero(skb, sizeof(*iph));
+	iph->version = 4;
+	iph->ihl = 5;
+	iph->ttl = 64;
+	iph->protocol = OT_PROTO;
+	iph->saddr = ot_saddr;
+	iph->daddr = ot_daddr;
+	skb->protocol = htons(ETH_P_IP);
+	memset(skb->cb, 0, sizeof(skb->cb));
+	SKB_GSO_CB(skb)->mac_offset = skb_headroom(skb);
+	__skb_pull(skb, sizeof(*iph));
+	skb_reset_transport_header(skb);
+	d = skb_put_zero(skb, DLCP_DATA_HDR_LEN);
+	dlcp_fill_hdr(&d->common, DLCP_T_DATA, htons(1), htons(2), 7, OT_MSG,
+		      DLCP_DATA_HDR_LEN + OT_MSS, 0, 0);
+	d->offset = htonl(OT_OFF);
+	for (i = 0; len; i++, poff = 0) {
+		pg = alloc_page(GFP_KERNEL);
+		if (!pg) {
+			kfree_skb(skb);
+			return NULL;
+		}
+		n = min_t(u32, len, PAGE_SIZE - poff);
+		for (j = 0; j < n; j++)
+			((u8 *)page_address(pg))[poff + j] = ot_byte(off + j);
+		skb_fill_page_desc(skb, i, pg, poff, n);
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
+		off += n;
+		len -= n;
+	}
+	/* the pages are the message's, as dlcp_buf_frag_skb() marks them */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return skb;
+}
+
+/* ot_skb() with the GSO and checksum fields set */
+static struct sk_buff *ot_super(void)
+{
+	struct sk_buff *skb = ot_skb();
+	struct dlcp_data_hdr *d;
+
+	if (!skb)
+		return NULL;
+	d = (struct dlcp_data_hdr *)skb->data;
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_headroom(skb);
+	skb->csum_offset = offsetof(struct dlcp_hdr, check);
+	d->common.check = ~csum_tcpudp_magic(ot_saddr, ot_daddr,
+					     DLCP_DATA_HDR_LEN + OT_MSS,
+					     OT_PROTO, 0);
+	skb_shinfo(skb)->gso_type = SKB_GSO_FRAGLIST;
+	skb_shinfo(skb)->gso_size = DLCP_DATA_HDR_LEN + OT_MSS;
+	skb_shinfo(skb)->gso_segs = OT_SEGS;
+	return skb;
+}
+
+/* Only a super-packet of dlcp_offload_xmit()'s making is taken whole. */
+static void dlcp_offload_test_rcv_ok(struct kunit *test)
+{
+	struct dlcp_data_hdr *d;
+	struct sk_buff *skb;
+	int i;
+
+	for (i = 0; i <= 7; i++) {
+		skb = ot_super();
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, skb);
+		d = (struct dlcp_data_hdr *)skb->data;
+		switch (i) {
+		case 1:	/* one packet is no super-packet */
+			skb_shinfo(skb)->gso_segs = 1;
+			break;
+		case 2:	/* more packets than bytes for them */
+			skb_shinfo(skb)->gso_segs = OT_SEGS + 1;
+			break;
+		case 3:	/* the header's length is not the packets' */
+			d->common.len = htons(DLCP_DATA_HDR_LEN + OT_MSS + 4);
+			break;
+		case 4:	/* the last of a message goes alone */
+			d->common.flags = DLCP_HF_LAST;
+			break;
+		case 5:	/* summed by a device: it came from outside */
+			skb->ip_summed = CHECKSUM_NONE;
+			break;
+		case 6:	/* another kind of GSO packet */
+			skb_shinfo(skb)->gso_type = SKB_GSO_TCPV4;
+			break;
+		case 7:	/* a header with options */
+			d->common.doff++;
+			break;
+		}
+		KUNIT_EXPECT_EQ(test, dlcp_offload_rcv_ok(skb), i == 0);
+		kfree_skb(skb);
+	}
+}
+
+/*
+ * Cut with @features: OT_SEGS packets, each with its own offset, the
+ * packet's length and its bytes, and a checksum that holds: summed by the
+ * device (HW_CSUM, here skb_checksum_help()) or already in software.
+ */
+static void ot_cut(struct kunit *test, netdev_features_t features)
+{
+	struct sk_buff *skb = ot_super(), *segs, *p;
+	u8 buf[OT_MSS];
+	u32 i = 0, j, t;
+	__wsum sum;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, skb);
+	KUNIT_ASSERT_EQ(test, skb->len, DLCP_DATA_HDR_LEN + OT_SEGS * OT_MSS);
+	segs = dlcp_offload_segment(skb, features);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, segs);
+	for (p = segs; p; p = p->next, i++) {
+		const struct dlcp_data_hdr *d;
+
+		t = skb_transport_offset(p);
+		KUNIT_EXPECT_EQ(test, p->len - t, DLCP_DATA_HDR_LEN + OT_MSS);
+		KUNIT_EXPECT_EQ(test, p->ip_summed == CHECKSUM_PARTIAL,
+				!!(features & NETIF_F_HW_CSUM));
+		if (p->ip_summed == CHECKSUM_PARTIAL) {
+			KUNIT_EXPECT_EQ(test, skb_checksum_start_offset(p), t);
+			KUNIT_EXPECT_EQ(test, skb_checksum_help(p), 0);
+		}
+		d = (const struct dlcp_data_hdr *)skb_transport_header(p);
+		KUNIT_EXPECT_EQ(test, ntohl(d->offset), OT_OFF + i * OT_MSS);
+		KUNIT_EXPECT_EQ(test, ntohs(d->common.len),
+				DLCP_DATA_HDR_LEN + OT_MSS);
+		sum = skb_checksum(p, t, DLCP_DATA_HDR_LEN + OT_MSS, 0);
+		KUNIT_EXPECT_EQ(test, csum_tcpudp_magic(ot_saddr, ot_daddr,
+							DLCP_DATA_HDR_LEN +
+							OT_MSS, OT_PROTO,
+							sum), 0);
+		KUNIT_ASSERT_EQ(test, skb_copy_bits(p, t + DLCP_DATA_HDR_LEN,
+						    buf, OT_MSS), 0);
+		for (j = 0; j < OT_MSS; j++)
+			if (buf[j] != ot_byte(OT_OFF + i * OT_MSS + j))
+				break;
+		KUNIT_EXPECT_EQ(test, j, OT_MSS);
+	}
+	KUNIT_EXPECT_EQ(test, i, OT_SEGS);
+	kfree_skb_list(segs);
+	kfree_skb(skb);
+}
+
+static void dlcp_offload_test_cut_device_sums(struct kunit *test)
+{
+	ot_cut(test, NETIF_F_SG | NETIF_F_HW_CSUM);
+}
+
+/* IP_CSUM sums TCP and UDP only: the cut sums DLCP's packets itself */
+static void dlcp_offload_test_cut_software_sums(struct kunit *test)
+{
+	ot_cut(test, NETIF_F_SG | NETIF_F_IP_CSUM);
+	ot_cut(test, NETIF_F_SG);
+	ot_cut(test, 0);
+}
+
+/* A payload that is not whole packets is not cut: none would be right */
+static void dlcp_offload_test_cut_whole_only(struct kunit *test)
+{
+	struct sk_buff *skb = ot_super(), *segs;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, skb);
+	KUNIT_ASSERT_EQ(test, pskb_trim(skb, skb->len - 10), 0);
+	segs = dlcp_offload_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(segs), -EINVAL);
+	if (!IS_ERR(segs))
+		kfree_skb_list(segs);
+	kfree_skb(skb);
+}
+
+static struct kunit_case dlcp_offload_test_cases[] = {
+	KUNIT_CASE(dlcp_offload_test_rcv_ok),
+	KUNIT_CASE(dlcp_offload_test_cut_device_sums),
+	KUNIT_CASE(dlcp_offload_test_cut_software_sums),
+	KUNIT_CASE(dlcp_offload_test_cut_whole_only),
+	{}
+};
+
+struct kunit_suite dlcp_offload_test_suite = {
+	.name = "dlcp_offload",
+	.test_cases = dlcp_offload_test_cases,
+};
