@@ -111,6 +111,7 @@ int dlcp_buf_from_iter(struct dlcp_buf *b, struct iov_iter *from)
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_from_iter);
 
 /* Pages of one packet that dlcp_buf_from_skb() looks up only once */
 #define DLCP_BUF_PKT_PAGES	4
@@ -259,6 +260,7 @@ int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
 	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	return 0;
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_frag_skb);
 
 /*
  * Zero @len bytes at @off in the pages that are present; absent pages

@@ -8,6 +8,8 @@
 #include <linux/ip.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
 #include <net/checksum.h>
 #include <net/ip.h>
 #include "dlcp_kunit.h"
@@ -31,21 +33,28 @@ static u8 ot_byte(u32 off)
 /*
  * A super-packet as dlcp_offload_xmit() builds it and IP's GSO hands it
  * on: the IPv4 header in front (where the MAC header starts), skb->data
- * at the DLCP header, the payload of OT_SEGS packets from OT_OFF on in
- * page fragments starting mid-page.
+ * at the DLCP header, the payload of OT_SEGS packets from OT_OFF on as
+ * fragments of a message's pages (dlcp_buf_frag_skb()), from mid-page.
  */
 static struct sk_buff *ot_skb(void)
 {
-	u32 len = OT_SEGS * OT_MSS, poff = 1234, off = OT_OFF, n, i, j;
+	struct dlcp_buf b;
 	struct dlcp_data_hdr *d;
 	struct sk_buff *skb;
+	struct iov_iter it;
 	struct iphdr *iph;
-	struct page *pg;
+	struct kvec kv;
+	u8 *msg;
+	u32 i;
+	int err;
 
+	msg = vmalloc(OT_MSG);
 	skb = alloc_skb(MAX_HEADER + sizeof(*iph) + DLCP_DATA_HDR_LEN,
 			GFP_KERNEL);
-	if (!skb)
-		return NULL;
+	if (!msg || !skb)
+		goto fail;
+	for (i = 0; i < OT_MSG; i++)
+		msg[i] = ot_byte(i);
 	skb_reserve(skb, MAX_HEADER);
 	skb_reset_mac_header(skb);
 	skb_reset_network_header(skb);
@@ -65,25 +74,22 @@ static struct sk_buff *ot_skb(void)
 	dlcp_fill_hdr(&d->common, DLCP_T_DATA, htons(1), htons(2), 7, OT_MSG,
 		      DLCP_DATA_HDR_LEN + OT_MSS, 0, 0);
 	d->offset = htonl(OT_OFF);
-	for (i = 0; len; i++, poff = 0) {
-		pg = alloc_page(GFP_KERNEL);
-		if (!pg) {
-			kfree_skb(skb);
-			return NULL;
-		}
-		n = min_t(u32, len, PAGE_SIZE - poff);
-		for (j = 0; j < n; j++)
-			((u8 *)page_address(pg))[poff + j] = ot_byte(off + j);
-		skb_fill_page_desc(skb, i, pg, poff, n);
-		skb->len += n;
-		skb->data_len += n;
-		skb->truesize += n;
-		off += n;
-		len -= n;
-	}
-	/* the pages are the message's, as dlcp_buf_frag_skb() marks them */
-	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	/* the packet keeps its own references on the pages */
+	dlcp_buf_init(&b, OT_MSG);
+	kv.iov_base = msg;
+	kv.iov_len = OT_MSG;
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, OT_MSG);
+	err = dlcp_buf_from_iter(&b, &it) ?:
+	      dlcp_buf_frag_skb(&b, OT_OFF, OT_SEGS * OT_MSS, skb);
+	dlcp_buf_free(&b);
+	if (err)
+		goto fail;
+	vfree(msg);
 	return skb;
+fail:
+	kfree_skb(skb);
+	vfree(msg);
+	return NULL;
 }
 
 /* ot_skb() with the GSO and checksum fields set */
