@@ -216,24 +216,31 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_offload_segment);
  * May the receiver take super-packet @skb (skb->data at the DLCP header)
  * whole? Only as dlcp_offload_xmit() builds them: a DATA header without
  * options whose length is gso_size, and gso_segs whole packets of payload
- * behind it, to be summed by no one (CHECKSUM_PARTIAL: it never left the
- * host). The rest of the header is checked as a single packet's.
+ * behind it, all inside the message, to be summed by no one
+ * (CHECKSUM_PARTIAL: it never left the host). The rest of the header is
+ * checked as a single packet's.
  */
 bool dlcp_offload_rcv_ok(struct sk_buff *skb)
 {
-	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+	const struct skb_shared_info *shinfo;
 	const struct dlcp_data_hdr *d;
+	u32 plen, off, msg_len;
 
 	if (!dlcp_offload_ours(skb) || skb->ip_summed != CHECKSUM_PARTIAL ||
-	    shinfo->gso_segs < 2 ||
+	    skb_shinfo(skb)->gso_segs < 2 ||
 	    !pskb_may_pull(skb, DLCP_DATA_HDR_LEN))
 		return false;
+	shinfo = skb_shinfo(skb);
 	d = (const struct dlcp_data_hdr *)skb->data;
+	plen = skb->len - DLCP_DATA_HDR_LEN;
+	off = ntohl(d->offset);
+	msg_len = ntohl(d->common.msg_len);
 	return dlcp_wire_type(&d->common) == DLCP_T_DATA &&
 	       d->common.doff * 4 == DLCP_DATA_HDR_LEN &&
 	       ntohs(d->common.len) == shinfo->gso_size &&
-	       skb->len - DLCP_DATA_HDR_LEN ==
-	       (u64)shinfo->gso_segs * (shinfo->gso_size - DLCP_DATA_HDR_LEN) &&
+	       plen == (u64)shinfo->gso_segs *
+		       (shinfo->gso_size - DLCP_DATA_HDR_LEN) &&
+	       off < msg_len && plen <= msg_len - off &&
 	       !(d->common.flags & DLCP_HF_LAST);
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_offload_rcv_ok);

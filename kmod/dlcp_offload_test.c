@@ -120,7 +120,7 @@ static void dlcp_offload_test_rcv_ok(struct kunit *test)
 	struct sk_buff *skb;
 	int i;
 
-	for (i = 0; i <= 7; i++) {
+	for (i = 0; i <= 8; i++) {
 		skb = ot_super();
 		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, skb);
 		d = (struct dlcp_data_hdr *)skb->data;
@@ -145,6 +145,9 @@ static void dlcp_offload_test_rcv_ok(struct kunit *test)
 			break;
 		case 7:	/* a header with options */
 			d->common.doff++;
+			break;
+		case 8:	/* the first packet is in the message, the last not */
+			d->offset = htonl(OT_MSG - 2 * OT_MSS);
 			break;
 		}
 		KUNIT_EXPECT_EQ(test, dlcp_offload_rcv_ok(skb), i == 0);
