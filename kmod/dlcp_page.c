@@ -102,6 +102,7 @@ static struct dlcp_page_cache __percpu *dlcp_page_caches;
  * (cgroup.memory=nokmem) the pages carry no charge while this names a
  * cgroup: a send buffer then finds no kept page, which costs time only.
  */
+#ifdef CONFIG_MEMCG
 static struct mem_cgroup *dlcp_page_memcg(void)
 	__must_hold(RCU)
 {
@@ -118,6 +119,13 @@ static struct mem_cgroup *dlcp_page_memcg(void)
 	}
 	return memcg && memcg->css.parent ? memcg : NULL;
 }
+#else
+static struct mem_cgroup *dlcp_page_memcg(void)
+	__must_hold(RCU)
+{
+	return NULL;
+}
+#endif
 
 /*
  * A kept page of the stack @s for an allocation charged to @memcg (NULL:
