@@ -482,6 +482,21 @@ struct dlcp_skb_cb {
 	u8		dsfield;
 };
 
+/*
+ * DLCP packets in @skb, and the length of each from its DLCP header on: a
+ * super-packet (native, or UDP GSO on the way out) holds gso_segs of
+ * gso_size bytes
+ */
+static inline u32 dlcp_skb_pkts(const struct sk_buff *skb)
+{
+	return skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
+}
+
+static inline u32 dlcp_skb_pkt_len(const struct sk_buff *skb)
+{
+	return skb_is_gso(skb) ? skb_shinfo(skb)->gso_size : skb->len;
+}
+
 static inline struct dlcp_skb_cb *dlcp_cb(struct sk_buff *skb)
 {
 	BUILD_BUG_ON(sizeof(struct dlcp_skb_cb) > sizeof(skb->cb));

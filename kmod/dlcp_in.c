@@ -521,8 +521,7 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct net *net = sock_net(sk);
 	u32 hlen = d->common.doff * 4, plen = skb->len - hlen;
-	u32 pkts = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
-	u32 pkt_len = skb_is_gso(skb) ? skb_shinfo(skb)->gso_size : skb->len;
+	u32 pkts = dlcp_skb_pkts(skb), pkt_len = dlcp_skb_pkt_len(skb);
 	u32 off = ntohl(d->offset), added, need;
 	bool dup = false, first = false, keep, ce;
 	enum dlcp_mib_field why;
@@ -814,8 +813,7 @@ int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 	int dif, sdif;
 	bool addrs_ok, kept = false;
 
-	DLCP_ADD_STATS(net, DLCP_MIB_IN_PKTS,
-		       skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1);
+	DLCP_ADD_STATS(net, DLCP_MIB_IN_PKTS, dlcp_skb_pkts(skb));
 	/* the IP layer is done with skb->cb: the addresses go there */
 	addrs_ok = INDIRECT_CALL_2(af->rcv_addrs, dlcp4_rcv_addrs,
 				   dlcp6_rcv_addrs, skb, &dif, &sdif);
@@ -831,8 +829,7 @@ int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 	 * a super-packet's header is its first segment's: checked as that
 	 * packet (of a DATA packet only the header is read)
 	 */
-	reason = dlcp_wire_check(skb->data, skb_is_gso(skb) ?
-				 skb_shinfo(skb)->gso_size : skb->len,
+	reason = dlcp_wire_check(skb->data, dlcp_skb_pkt_len(skb),
 				 READ_ONCE(dlcp_pernet(net)->max_msg_size));
 	if (reason != DLCP_DROP_NONE)
 		return dlcp_drop(net, skb, (enum dlcp_mib_field)reason);

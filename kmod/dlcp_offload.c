@@ -155,12 +155,20 @@ int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 	return err ?: k;
 }
 
-/* @skb is a super-packet of dlcp_offload_xmit()'s making, as its type says */
+/*
+ * @skb (skb->data at the DLCP header) is a super-packet of
+ * dlcp_offload_xmit()'s making, as its type says: one header and gso_segs
+ * whole packets of payload, each to get the first one's length and sum
+ */
 static bool dlcp_offload_ours(const struct sk_buff *skb)
 {
-	return skb_shinfo(skb)->gso_type == SKB_GSO_FRAGLIST &&
+	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+
+	return shinfo->gso_type == SKB_GSO_FRAGLIST &&
 	       !skb_has_frag_list(skb) &&
-	       skb_shinfo(skb)->gso_size > DLCP_DATA_HDR_LEN;
+	       shinfo->gso_size > DLCP_DATA_HDR_LEN &&
+	       skb->len == DLCP_DATA_HDR_LEN + (u64)shinfo->gso_segs *
+			   (shinfo->gso_size - DLCP_DATA_HDR_LEN);
 }
 
 /*
@@ -180,14 +188,11 @@ struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 	u32 mss, off;
 	__sum16 sum;
 
-	/* whole packets only: each gets the first one's length and sum */
 	if (!dlcp_offload_ours(skb) ||
 	    !pskb_may_pull(skb, DLCP_DATA_HDR_LEN))
 		return ERR_PTR(-EINVAL);
 	shinfo = skb_shinfo(skb);
 	mss = shinfo->gso_size - DLCP_DATA_HDR_LEN;
-	if ((skb->len - DLCP_DATA_HDR_LEN) % mss)
-		return ERR_PTR(-EINVAL);
 	d = (struct dlcp_data_hdr *)skb->data;
 	off = ntohl(d->offset);
 	/* IP_CSUM and IPV6_CSUM sum TCP and UDP only */
@@ -214,15 +219,14 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_offload_segment);
 
 /*
  * May the receiver take super-packet @skb (skb->data at the DLCP header)
- * whole? Only as dlcp_offload_xmit() builds them: a DATA header without
- * options whose length is gso_size, and gso_segs whole packets of payload
- * behind it, all inside the message, to be summed by no one
- * (CHECKSUM_PARTIAL: it never left the host). The rest of the header is
- * checked as a single packet's.
+ * whole? Only as dlcp_offload_xmit() builds them (dlcp_offload_ours()):
+ * a DATA header without options whose length is gso_size, its packets
+ * all inside the message, to be summed by no one (CHECKSUM_PARTIAL: it
+ * never left the host). The rest of the header is checked as a single
+ * packet's.
  */
 bool dlcp_offload_rcv_ok(struct sk_buff *skb)
 {
-	const struct skb_shared_info *shinfo;
 	const struct dlcp_data_hdr *d;
 	u32 plen, off, msg_len;
 
@@ -230,16 +234,13 @@ bool dlcp_offload_rcv_ok(struct sk_buff *skb)
 	    skb_shinfo(skb)->gso_segs < 2 ||
 	    !pskb_may_pull(skb, DLCP_DATA_HDR_LEN))
 		return false;
-	shinfo = skb_shinfo(skb);
 	d = (const struct dlcp_data_hdr *)skb->data;
 	plen = skb->len - DLCP_DATA_HDR_LEN;
 	off = ntohl(d->offset);
 	msg_len = ntohl(d->common.msg_len);
 	return dlcp_wire_type(&d->common) == DLCP_T_DATA &&
 	       d->common.doff * 4 == DLCP_DATA_HDR_LEN &&
-	       ntohs(d->common.len) == shinfo->gso_size &&
-	       plen == (u64)shinfo->gso_segs *
-		       (shinfo->gso_size - DLCP_DATA_HDR_LEN) &&
+	       ntohs(d->common.len) == skb_shinfo(skb)->gso_size &&
 	       off < msg_len && plen <= msg_len - off &&
 	       !(d->common.flags & DLCP_HF_LAST);
 }

@@ -119,7 +119,7 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	const struct dlcp_af *af = dlcp_af_of(daddr);
 	u8 tos = dlcp_pkt_tos(dn, cls, droppable);
-	u32 nsegs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
+	u32 nsegs = dlcp_skb_pkts(skb);
 	struct net *net = sock_net(sk);
 	int err;
 
