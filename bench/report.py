@@ -317,12 +317,15 @@ def targets(cases):
 
     s8 = (("unshaped_1m", "unshaped_1m", "native, super-packets, 1 socket, MTU 1500"),
           ("unshaped_1m_nogso", "unshaped_1m", "native, packet by packet, 1 socket, MTU 1500"),
-          ("unshaped_1m_udp_gso", "unshaped_1m", "UDP mode, UDP GSO, 1 socket, MTU 1500"),
-          ("unshaped_1m_udp", "unshaped_1m", "UDP mode, 1 socket, MTU 1500"),
+          ("unshaped_1m_udp_gso", "unshaped_1m", "UDP mode, super-packets, 1 socket, MTU 1500"),
+          ("unshaped_1m_udp", "unshaped_1m", "UDP mode, packet by packet, 1 socket, MTU 1500"),
           ("unshaped_1m_4sock", "unshaped_1m_4sock", "native, super-packets, 4 sockets, MTU 1500"),
+          ("unshaped_1m_udp_gso_4sock", "unshaped_1m_4sock",
+           "UDP mode, super-packets, 4 sockets, MTU 1500"),
           ("unshaped_64k", "unshaped_64k", "native, super-packets, 64 KiB x 64 in flight"),
           ("unshaped_1m_9k", "unshaped_1m_9k", "native, super-packets, 1 socket, MTU 9000"),
-          ("unshaped_1m_udp_9k", "unshaped_1m_9k", "UDP mode, 1 socket, MTU 9000"))
+          ("unshaped_1m_udp_gso_9k", "unshaped_1m_9k", "UDP mode, super-packets, 1 socket, MTU 9000"),
+          ("unshaped_1m_udp_9k", "unshaped_1m_9k", "UDP mode, packet by packet, 1 socket, MTU 9000"))
     for case, tcase, what in s8:
         lab = "CPU efficiency (unshaped veth), DLCP %s" % what
         d = find(cases, "s8", case, "dlcp")

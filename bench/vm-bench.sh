@@ -593,12 +593,15 @@ run_group()
 					--size 1m --concurrency 4 --duration "$D"
 			fi
 			ip netns exec $SNS sysctl -qw net.dlcp.gso=0
-			# UDP mode with one source port per message: UDP GSO
-			# super-packets (the receiver's namespace opens its UDP port)
+			# UDP mode with one source port per message: super-packets
+			# inside UDP (the receiver's namespace opens its UDP port)
 			ip netns exec $RNS sysctl -qw net.dlcp.encap=1
 			ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=0 net.dlcp.udp_gso=1
+			run_case s8 "unshaped_1m_udp_gso$sfx" dlcp 1 \
+				"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0$p1}" -- \
+				--size 1m --concurrency 4 --duration "$D" --encap udp
 			if [ "$mtu" = 1500 ]; then
-				run_case s8 unshaped_1m_udp_gso dlcp 1 \
+				run_case s8 unshaped_1m_udp_gso_4sock dlcp 4 \
 					"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0}" -- \
 					--size 1m --concurrency 4 --duration "$D" --encap udp
 			fi

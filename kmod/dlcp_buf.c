@@ -281,39 +281,6 @@ void dlcp_buf_zero(struct dlcp_buf *b, u32 off, u32 len)
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_zero);
 
-/*
- * Copy @len bytes at @off to @to (absent pages read as zeros) and add them
- * to @sum, the Internet checksum of the @pos bytes before @to, in the same
- * pass. Returns the new sum.
- */
-__wsum dlcp_buf_copy_csum(struct dlcp_buf *b, u32 off, u32 len, void *to,
-			  __wsum sum, u32 pos)
-{
-	while (len) {
-		struct page *p = dlcp_buf_page(b, off, 0);
-		u32 poff = offset_in_page(off);
-		u32 n = min_t(u32, len, PAGE_SIZE - poff);
-
-		if (p) {
-			void *from = kmap_local_page(p);
-
-			sum = csum_block_add(sum,
-					     csum_partial_copy_nocheck(from + poff,
-								       to, n),
-					     pos);
-			kunmap_local(from);
-		} else {
-			memset(to, 0, n);
-		}
-		to += n;
-		off += n;
-		pos += n;
-		len -= n;
-	}
-	return sum;
-}
-EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_copy_csum);
-
 /* Copy @len bytes of the pages at @off to @to; absent pages read as zeros. */
 static int dlcp_buf_pages_to_iter(struct dlcp_buf *b, u32 off, u32 len,
 				  struct iov_iter *to)

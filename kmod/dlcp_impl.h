@@ -826,7 +826,7 @@ int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 		      struct dst_entry *dst, u32 seg, u32 k, u32 now_us);
 struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 				     netdev_features_t features);
-bool dlcp_offload_rcv_ok(struct sk_buff *skb);
+bool dlcp_offload_rcv_ok(struct sk_buff *skb, bool udp);
 int dlcp_offload_rcv(struct sk_buff *skb, const struct dlcp_af *af, bool udp);
 int dlcp_offload_init(void);
 void dlcp_offload_exit(void);

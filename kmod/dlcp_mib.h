@@ -96,6 +96,11 @@ enum dlcp_mib_field {
 	DLCP_MIB_UDP_GSO_OUT,		/* UDP GSO super-packets sent */
 	DLCP_MIB_GSO_OUT,		/* native super-packets sent */
 	DLCP_MIB_GSO_IN,		/* native super-packets received whole */
+	DLCP_MIB_UDP_GSO_IN,		/* UDP GSO super-packets received whole */
+	DLCP_MIB_UDP_GSO_CUT,		/* UDP GSO super-packets received and
+					 * cut into their datagrams: not a
+					 * run of DLCP_MIB_UDP_GSO_IN's shape
+					 */
 	DLCP_MIB_IN_DATA_KEPT,		/* DATA kept by reference, not copied
 					 * until recvmsg (net.dlcp.rx_keep)
 					 */

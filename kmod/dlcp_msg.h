@@ -86,8 +86,6 @@ void dlcp_buf_keep_skb(struct dlcp_buf *b, struct sk_buff *skb, int skb_off,
 int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
 		      struct sk_buff *skb);
 int dlcp_buf_to_iter(struct dlcp_buf *b, u32 len, struct iov_iter *to);
-__wsum dlcp_buf_copy_csum(struct dlcp_buf *b, u32 off, u32 len, void *to,
-			  __wsum sum, u32 pos);
 void dlcp_buf_zero(struct dlcp_buf *b, u32 off, u32 len);
 
 #define DLCP_MAX_RANGES		8192		/* disjoint ranges per message */

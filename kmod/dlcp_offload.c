@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DLCP super-packets in native mode: a run of DATA packets of one message
- * that goes through IP, the qdiscs and the devices as one skb, as TCP's
- * TSO packets do, and is cut into packets only where it must be.
+ * DLCP super-packets: a run of DATA packets of one message that goes
+ * through IP, the qdiscs and the devices as one skb, as TCP's TSO packets
+ * do, and is cut into packets only where it must be.
  *
  * A super-packet is one DATA header, its first packet's, and the payload
  * of all its packets as fragments of the message's pages: no skb per
@@ -27,8 +27,18 @@
  * devices take, keeps a NIC's segmentation engine away from it. No UDP or
  * TCP code sees the skb, the only users of that type.
  *
- * How many packets go in a super-packet, natively or as UDP GSO in UDP
- * mode (dlcp_out.c builds those), is decided here too: dlcp_offload_segs().
+ * In UDP mode the same super-packet travels inside one UDP header, as a
+ * UDP tunnel's GSO packet (SKB_GSO_UDP_TUNNEL_CSUM, skb->encapsulation)
+ * whose inner protocol is DLCP's and whose inner headers are all the DLCP
+ * header. That is the one kind of GSO packet the UDP layer hands to a
+ * tunnel socket whole (udp_unexpected_gso(), with udp_allow_gso() on the
+ * port's sockets); where the path cuts it, UDP's tunnel segmentation
+ * (skb_udp_tunnel_segment()) calls dlcp_offload_segment() for the inner
+ * packets and then completes each UDP header, its checksum built on the
+ * sum each DLCP packet leaves in SKB_GSO_CB.
+ *
+ * How many packets go in a super-packet is decided here too:
+ * dlcp_offload_segs().
  */
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
@@ -48,17 +58,23 @@
 /* Of the window, a super-packet waits for room for this many packets */
 #define DLCP_GSO_DEFER_SEGS	16
 
+/* The GSO type of a super-packet, native or inside UDP (@udp) */
+static unsigned int dlcp_offload_type(bool udp)
+{
+	return udp ? SKB_GSO_FRAGLIST | SKB_GSO_UDP_TUNNEL_CSUM :
+		     SKB_GSO_FRAGLIST;
+}
+
 /*
  * How many new segments of @m, from @seg on, go out now in one
- * super-packet over @dst (UDP GSO in UDP mode, dlcp_offload_xmit() in
- * native mode): as many as the window, the flight ring, the pacing (up to
- * two intervals ahead, as for single packets) and 64 KB allow, all of one
- * DSCP (droppable or not), natively with the same flags, and in UDP mode
- * from one source port (net.dlcp.udp_entropy). 1 with DLCP_PATHS (each
- * packet picks its path), with net.dlcp.udp_gso off in UDP mode, and in
- * native mode with net.dlcp.gso off or a device that may not segment
- * (ethtool's gso off), as TCP builds no GSO packets for one. 0: none now,
- * wait for the window to open further.
+ * super-packet over @dst (dlcp_offload_xmit()): as many as the window, the
+ * flight ring, the pacing (up to two intervals ahead, as for single
+ * packets) and 64 KB allow, all with the same flags, and in UDP mode from
+ * one source port (net.dlcp.udp_entropy). 1 with DLCP_PATHS (each packet
+ * picks its path), with net.dlcp.gso off (net.dlcp.udp_gso in UDP mode),
+ * or with a device that may not segment (ethtool's gso off), as TCP builds
+ * no GSO packets for one. 0: none now, wait for the window to open
+ * further.
  */
 u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 		      const struct dst_entry *dst, u32 seg, u64 now, u64 interval)
@@ -67,12 +83,12 @@ u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 	const struct dlcp_sock *dsk = dlcp_sk(sk);
 	const struct dlcp_peer *p = m->peer;
 	u32 k, n, i, bytes, room, want;
-	u8 flags, mask;
+	u8 flags;
 
 	if (m->paths)
 		return 1;
-	if (m->udp ? !READ_ONCE(dn->udp_gso) :
-		     !READ_ONCE(dn->gso) || !(dst->dev->features & NETIF_F_GSO))
+	if (!(m->udp ? READ_ONCE(dn->udp_gso) : READ_ONCE(dn->gso)) ||
+	    !(dst->dev->features & NETIF_F_GSO))
 		return 1;
 	bytes = min_t(u32, READ_ONCE(dst->dev->gso_max_size),
 		      dlcp_gso_max_bytes(&m->daddr));
@@ -80,12 +96,11 @@ u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 		 dsk->flight_cap - dsk->flight_live);
 	k = min3(k, bytes / (DLCP_DATA_HDR_LEN + m->seg_size),
 		 (u32)DLCP_GSO_MAX_SEGS);
+	k = min_t(u32, k, READ_ONCE(dst->dev->gso_max_segs));
 	if (m->udp) {
 		n = READ_ONCE(dn->udp_entropy);
 		if (n)
 			k = min(k, n - seg % n);
-	} else {
-		k = min_t(u32, k, READ_ONCE(dst->dev->gso_max_segs));
 	}
 	/*
 	 * A super-packet may hold up to DLCP_GSO_PACE_NS of the pacing
@@ -107,21 +122,15 @@ u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 	    k == p->cwnd - p->inflight)
 		return 0;
 	/*
-	 * UDP GSO copies a header for each packet, which need only share a
-	 * DSCP. Natively the packets share the header, so all their flags
-	 * (the last of a message, which asks for a REPORT, goes alone), and
-	 * the payload must fit in the skb's page fragments.
+	 * The packets share the header, so all their flags (the last of a
+	 * message, which asks for a REPORT, goes alone), and the payload
+	 * must fit in the skb's page fragments
 	 */
-	if (m->udp) {
-		mask = DLCP_HF_DROPPABLE;
-	} else {
-		mask = U8_MAX;
-		k = min_t(u32, k, max_t(u32, 1, (MAX_SKB_FRAGS * PAGE_SIZE -
-			  offset_in_page(seg * m->seg_size)) / m->seg_size));
-	}
+	k = min_t(u32, k, max_t(u32, 1, (MAX_SKB_FRAGS * PAGE_SIZE -
+		  offset_in_page(seg * m->seg_size)) / m->seg_size));
 	flags = dlcp_out_seg_flags(m, seg, false);
 	for (i = 1; i < k; i++)
-		if ((dlcp_out_seg_flags(m, seg + i, false) ^ flags) & mask)
+		if (dlcp_out_seg_flags(m, seg + i, false) != flags)
 			break;
 	return i;
 }
@@ -129,7 +138,9 @@ u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 /*
  * Send new segments @seg .. @seg + @k - 1 of @m, @k > 1 and all whole,
  * over @dst as one super-packet, checksummed by the device or where it is
- * cut (dlcp_xmit_csum()). Returns @k or an errno.
+ * cut (dlcp_xmit_csum()). In UDP mode it is the payload of a UDP tunnel
+ * GSO packet whose inner protocol is DLCP's (see the top of the file).
+ * Returns @k or an errno.
  */
 int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 		      struct dst_entry *dst, u32 seg, u32 k, u32 now_us)
@@ -142,29 +153,40 @@ int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 	int err;
 
 	skb = dlcp_out_seg_skb(sk, m, seg, k, flags, now_us,
-			       dlcp_headroom(dst, &m->daddr, false));
+			       dlcp_headroom(dst, &m->daddr, m->udp));
 	if (IS_ERR(skb))
 		return PTR_ERR(skb);
 	dlcp_xmit_csum(skb, &m->saddr, &m->daddr, pkt_len, tos);
-	skb_shinfo(skb)->gso_type = SKB_GSO_FRAGLIST;
+	skb_shinfo(skb)->gso_type = dlcp_offload_type(m->udp);
 	skb_shinfo(skb)->gso_size = pkt_len;
 	skb_shinfo(skb)->gso_segs = k;
-	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_GSO_OUT);
+	if (m->udp) {
+		/* the inner headers are all the DLCP header, at skb->data */
+		skb_reset_inner_mac_header(skb);
+		skb_reset_inner_network_header(skb);
+		skb_reset_inner_transport_header(skb);
+		skb_set_inner_ipproto(skb, dlcp_ipproto);
+		skb->encapsulation = 1;
+	}
+	/* in UDP mode DLCP_MIB_UDP_GSO_OUT (dlcp_xmit_skb()) */
+	if (!m->udp)
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_GSO_OUT);
 	err = dlcp_xmit_skb(sk, skb, dst, &m->saddr, &m->daddr, m->meta.prio,
-			    drop, false, m->id, seg);
+			    drop, m->udp, m->id, seg);
 	return err ?: k;
 }
 
 /*
  * @skb (skb->data at the DLCP header) is a super-packet of
- * dlcp_offload_xmit()'s making, as its type says: one header and gso_segs
- * whole packets of payload, each to get the first one's length and sum
+ * dlcp_offload_xmit()'s making, of UDP mode if @udp, as its type says: one
+ * header and gso_segs whole packets of payload, each to get the first
+ * one's length and sum
  */
-static bool dlcp_offload_ours(const struct sk_buff *skb)
+static bool dlcp_offload_ours(const struct sk_buff *skb, bool udp)
 {
 	const struct skb_shared_info *shinfo = skb_shinfo(skb);
 
-	return shinfo->gso_type == SKB_GSO_FRAGLIST &&
+	return shinfo->gso_type == dlcp_offload_type(udp) &&
 	       !skb_has_frag_list(skb) &&
 	       shinfo->gso_size > DLCP_DATA_HDR_LEN &&
 	       skb->len == DLCP_DATA_HDR_LEN + (u64)shinfo->gso_segs *
@@ -188,7 +210,7 @@ struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 	u32 mss, off;
 	__sum16 sum;
 
-	if (!dlcp_offload_ours(skb) ||
+	if (!(dlcp_offload_ours(skb, false) || dlcp_offload_ours(skb, true)) ||
 	    !pskb_may_pull(skb, DLCP_DATA_HDR_LEN))
 		return ERR_PTR(-EINVAL);
 	shinfo = skb_shinfo(skb);
@@ -208,8 +230,15 @@ struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 	for (p = segs; p; p = p->next, off += mss) {
 		d = (struct dlcp_data_hdr *)skb_transport_header(p);
 		d->offset = htonl(off);
-		if (p->ip_summed == CHECKSUM_PARTIAL)
+		/*
+		 * Either way SKB_GSO_CB(p) ends up with the sum of the packet
+		 * as it will leave, on which a UDP tunnel's cut builds each
+		 * UDP checksum (__skb_udp_tunnel_segment())
+		 */
+		if (p->ip_summed == CHECKSUM_PARTIAL) {
+			gso_reset_checksum(p, csum_unfold(~d->common.check));
 			continue;
+		}
 		sum = gso_make_checksum(p, csum_unfold(~d->common.check));
 		d->common.check = sum ?: CSUM_MANGLED_0;
 	}
@@ -218,19 +247,20 @@ struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_offload_segment);
 
 /*
- * May the receiver take super-packet @skb (skb->data at the DLCP header)
- * whole? Only as dlcp_offload_xmit() builds them (dlcp_offload_ours()):
- * a DATA header without options whose length is gso_size, its packets
- * all inside the message, to be summed by no one (CHECKSUM_PARTIAL: it
- * never left the host). The rest of the header is checked as a single
- * packet's.
+ * May the receiver take super-packet @skb (skb->data at the DLCP header),
+ * which came inside UDP if @udp, whole? Only as dlcp_offload_xmit() builds
+ * them (dlcp_offload_ours()): a DATA header without options whose length
+ * is gso_size, its packets all inside the message, to be summed by no one
+ * (CHECKSUM_PARTIAL: it never left the host). The rest of the header is
+ * checked as a single packet's.
  */
-bool dlcp_offload_rcv_ok(struct sk_buff *skb)
+bool dlcp_offload_rcv_ok(struct sk_buff *skb, bool udp)
 {
 	const struct dlcp_data_hdr *d;
 	u32 plen, off, msg_len;
 
-	if (!dlcp_offload_ours(skb) || skb->ip_summed != CHECKSUM_PARTIAL ||
+	if (!dlcp_offload_ours(skb, udp) ||
+	    skb->ip_summed != CHECKSUM_PARTIAL ||
 	    skb_shinfo(skb)->gso_segs < 2 ||
 	    !pskb_may_pull(skb, DLCP_DATA_HDR_LEN))
 		return false;
@@ -248,16 +278,19 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_offload_rcv_ok);
 
 /*
  * Receive a super-packet of @af, as dlcp_rcv_common() found it: one of
- * dlcp_offload_xmit()'s is taken whole, any other GSO packet is not DLCP's
- * making and is dropped, counted once for each packet it claims to hold.
+ * dlcp_offload_xmit()'s is taken whole; any other GSO packet is not
+ * DLCP's making and is dropped, counted once for each packet it claims to
+ * hold. In UDP mode (@udp), dlcp_udp_gso_rcv() hands over only the first
+ * kind.
  */
 int dlcp_offload_rcv(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 {
 	struct net *net = dev_net(skb->dev);
 	u16 n = skb_shinfo(skb)->gso_segs;
 
-	if (!udp && dlcp_offload_rcv_ok(skb)) {
-		DLCP_INC_STATS(net, DLCP_MIB_GSO_IN);
+	if (dlcp_offload_rcv_ok(skb, udp)) {
+		DLCP_INC_STATS(net, udp ? DLCP_MIB_UDP_GSO_IN :
+					  DLCP_MIB_GSO_IN);
 		return dlcp_rcv_one(skb, af, udp);
 	}
 	DLCP_ADD_STATS(net, DLCP_MIB_DROP_GSO, max_t(u16, n, 1) - 1);

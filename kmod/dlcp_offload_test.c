@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of native super-packets (dlcp_offload.c): the checks a
- * receiver makes before it takes one whole, and the cut into packets that
- * the kernel's GSO asks of DLCP, with the checksums summed by the device
- * or in software.
+ * KUnit tests of super-packets (dlcp_offload.c): the checks a receiver
+ * makes before it takes one whole, and the cut into packets that the
+ * kernel's GSO asks of DLCP, natively and inside a UDP tunnel's GSO, with
+ * the checksums summed by the device or in software.
  */
 #include <linux/ip.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <linux/udp.h>
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
 #include <net/checksum.h>
 #include <net/ip.h>
+#include <net/udp.h>
 #include "dlcp_kunit.h"
 #include "dlcp_impl.h"
 
@@ -150,7 +152,7 @@ static void dlcp_offload_test_rcv_ok(struct kunit *test)
 			d->offset = htonl(OT_MSG - 2 * OT_MSS);
 			break;
 		}
-		KUNIT_EXPECT_EQ(test, dlcp_offload_rcv_ok(skb), i == 0);
+		KUNIT_EXPECT_EQ(test, dlcp_offload_rcv_ok(skb, false), i == 0);
 		kfree_skb(skb);
 	}
 }
@@ -230,11 +232,138 @@ static void dlcp_offload_test_cut_whole_only(struct kunit *test)
 	kfree_skb(skb);
 }
 
+/*
+ * A super-packet of UDP mode as dlcp_offload_xmit() builds it and IP's GSO
+ * hands it to UDP's: ot_super()'s inside a UDP header (skb->data there),
+ * typed as a UDP tunnel's GSO packet whose inner headers are all the DLCP
+ * header, on a device of @features
+ */
+static struct sk_buff *ot_udp_super(struct net_device *dev,
+				    netdev_features_t features)
+{
+	struct sk_buff *skb = ot_super();
+	struct udphdr *uh;
+
+	if (!skb)
+		return NULL;
+	ip_hdr(skb)->protocol = IPPROTO_UDP;
+	skb_reset_inner_mac_header(skb);
+	skb_reset_inner_network_header(skb);
+	skb_reset_inner_transport_header(skb);
+	skb_set_inner_ipproto(skb, IPPROTO_DLCP);
+	skb->encapsulation = 1;
+	skb_shinfo(skb)->gso_type |= SKB_GSO_UDP_TUNNEL_CSUM;
+	/* the IPv4 header moves down to make room for UDP's */
+	memmove(skb->data - sizeof(struct iphdr) - sizeof(*uh),
+		skb->data - sizeof(struct iphdr), sizeof(struct iphdr));
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	skb_set_network_header(skb, -(int)sizeof(struct iphdr));
+	skb_set_mac_header(skb, -(int)sizeof(struct iphdr));
+	SKB_GSO_CB(skb)->mac_offset = skb_headroom(skb) -
+				      sizeof(struct iphdr);
+	uh->source = htons(1);
+	uh->dest = htons(9);
+	uh->len = htons(skb->len);
+	uh->check = ~csum_tcpudp_magic(ot_saddr, ot_daddr, skb->len,
+				       IPPROTO_UDP, 0);
+	dev->features = features;
+	dev->hw_enc_features = features;
+	skb->dev = dev;
+	return skb;
+}
+
+/*
+ * Where the path cuts a super-packet of UDP mode (a NIC, tbf), the UDP
+ * tunnel's GSO cuts it with DLCP's: OT_SEGS datagrams, each with its UDP
+ * length, the packet's offset and bytes, and both checksums right, summed
+ * by the device or in software.
+ */
+static void ot_udp_cut(struct kunit *test, netdev_features_t features)
+{
+	const u32 plen = DLCP_DATA_HDR_LEN + OT_MSS;
+	const u32 ulen = sizeof(struct udphdr) + plen;
+	struct sk_buff *skb, *segs, *p;
+	struct net_device *dev;
+	u8 buf[OT_MSS];
+	u32 i = 0, j, t;
+	__wsum sum;
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, dev);
+	skb = ot_udp_super(dev, features);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, skb);
+	segs = skb_udp_tunnel_segment(skb, features, false);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, segs);
+	for (p = segs; p; p = p->next, i++) {
+		const struct dlcp_data_hdr *d;
+		const struct udphdr *uh;
+
+		t = skb_transport_offset(p);
+		uh = (const struct udphdr *)skb_transport_header(p);
+		KUNIT_EXPECT_EQ(test, p->len - t, ulen);
+		KUNIT_EXPECT_EQ(test, ntohs(uh->len), ulen);
+		if (p->ip_summed == CHECKSUM_PARTIAL)
+			KUNIT_EXPECT_EQ(test, skb_checksum_help(p), 0);
+		sum = skb_checksum(p, t, ulen, 0);
+		KUNIT_EXPECT_EQ(test, csum_tcpudp_magic(ot_saddr, ot_daddr, ulen,
+							IPPROTO_UDP, sum), 0);
+		sum = skb_checksum(p, t + sizeof(*uh), plen, 0);
+		KUNIT_EXPECT_EQ(test, csum_tcpudp_magic(ot_saddr, ot_daddr, plen,
+							OT_PROTO, sum), 0);
+		d = (const struct dlcp_data_hdr *)(uh + 1);
+		KUNIT_EXPECT_EQ(test, ntohl(d->offset), OT_OFF + i * OT_MSS);
+		KUNIT_ASSERT_EQ(test, skb_copy_bits(p, t + sizeof(*uh) +
+						    DLCP_DATA_HDR_LEN, buf,
+						    OT_MSS), 0);
+		for (j = 0; j < OT_MSS; j++)
+			if (buf[j] != ot_byte(OT_OFF + i * OT_MSS + j))
+				break;
+		KUNIT_EXPECT_EQ(test, j, OT_MSS);
+	}
+	KUNIT_EXPECT_EQ(test, i, OT_SEGS);
+	kfree_skb_list(segs);
+	kfree_skb(skb);
+	kfree(dev);
+}
+
+static void dlcp_offload_test_udp_cut(struct kunit *test)
+{
+	ot_udp_cut(test, NETIF_F_SG | NETIF_F_HW_CSUM);
+	ot_udp_cut(test, NETIF_F_SG | NETIF_F_IP_CSUM);
+	ot_udp_cut(test, 0);
+}
+
+/*
+ * The receiver takes a super-packet of UDP mode whole once past its UDP
+ * header, and only as that: not one of native mode's type in UDP, nor one
+ * of UDP mode's type natively
+ */
+static void dlcp_offload_test_udp_rcv_ok(struct kunit *test)
+{
+	struct net_device *dev;
+	struct sk_buff *skb;
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, dev);
+	skb = ot_udp_super(dev, NETIF_F_SG | NETIF_F_HW_CSUM);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, skb);
+	__skb_pull(skb, sizeof(struct udphdr));
+	KUNIT_EXPECT_TRUE(test, dlcp_offload_rcv_ok(skb, true));
+	KUNIT_EXPECT_FALSE(test, dlcp_offload_rcv_ok(skb, false));
+	skb_shinfo(skb)->gso_type = SKB_GSO_FRAGLIST;
+	KUNIT_EXPECT_FALSE(test, dlcp_offload_rcv_ok(skb, true));
+	kfree_skb(skb);
+	kfree(dev);
+}
+
 static struct kunit_case dlcp_offload_test_cases[] = {
 	KUNIT_CASE(dlcp_offload_test_rcv_ok),
 	KUNIT_CASE(dlcp_offload_test_cut_device_sums),
 	KUNIT_CASE(dlcp_offload_test_cut_software_sums),
 	KUNIT_CASE(dlcp_offload_test_cut_whole_only),
+	KUNIT_CASE(dlcp_offload_test_udp_cut),
+	KUNIT_CASE(dlcp_offload_test_udp_rcv_ok),
 	{}
 };
 

@@ -396,109 +396,6 @@ static int dlcp_out_send_seg(struct sock *sk, struct dlcp_out_msg *m,
 }
 
 /*
- * Room for @len contiguous bytes in the socket's page fragment @pf, or
- * NULL. skb_page_frag_refill() only promises some room: it hands back a
- * recycled page from its start, or an order-0 page when a high-order one
- * cannot be had (or net.core.high_order_alloc_disable is set), whatever
- * @len asks for, so the size is checked here, as tcp_sendmsg() does. A
- * page smaller than @len is let go once, so that a socket that got one
- * under memory pressure does not keep recycling it.
- */
-static void *dlcp_out_frag_room(struct page_frag *pf, u32 len)
-{
-	if (!skb_page_frag_refill(len, pf, GFP_ATOMIC))
-		return NULL;
-	if (pf->size < len) {
-		put_page(pf->page);
-		pf->page = NULL;
-		if (!skb_page_frag_refill(len, pf, GFP_ATOMIC))
-			return NULL;
-	}
-	if (pf->size - pf->offset < len)
-		return NULL;
-	return page_address(pf->page) + pf->offset;
-}
-
-/*
- * Send new segments @seg .. @seg + @k - 1 of @m over @dst as one UDP GSO
- * super-packet: one trip through IP, the qdisc and the device for them
- * all, cut into packets by the UDP layer (in software or by the NIC) where
- * the path needs it, or by the receiver's UDP layer. The payload is the
- * packets laid end to end, each header and its bytes copied into the
- * socket's page fragment and checksummed in the same pass, so that every
- * cut starts with its own DLCP header. Returns the number of segments sent
- * or an errno.
- */
-static int dlcp_out_send_gso(struct sock *sk, struct dlcp_out_msg *m,
-			     struct dst_entry *dst, u32 seg, u32 k,
-			     u32 now_us)
-{
-	bool drop = dlcp_out_seg_flags(m, seg, false) & DLCP_HF_DROPPABLE;
-	u8 tos = dlcp_pkt_tos(dlcp_pernet(sock_net(sk)), m->meta.prio, drop);
-	struct page_frag *pf = &sk->sk_frag;
-	struct sk_buff *skb;
-	u32 i, headroom;
-	__wsum sum;
-	int err;
-
-	headroom = dlcp_headroom(dst, &m->daddr, true);
-	skb = alloc_skb(headroom, GFP_ATOMIC);
-	if (!skb)
-		return -ENOBUFS;
-	skb_reserve(skb, headroom);
-	skb_reset_transport_header(skb);
-	for (i = 0; i < k; i++) {
-		u32 plen = dlcp_seg_len(m, seg + i);
-		u32 len = DLCP_DATA_HDR_LEN + plen;
-		int nr = skb_shinfo(skb)->nr_frags;
-		struct dlcp_data_hdr *d;
-
-		d = dlcp_out_frag_room(pf, len);
-		if (!d)
-			break;
-		if (!skb_can_coalesce(skb, nr, pf->page, pf->offset)) {
-			if (nr >= MAX_SKB_FRAGS)
-				break;
-			get_page(pf->page);
-			skb_fill_page_desc(skb, nr, pf->page, pf->offset, 0);
-			nr++;
-		}
-		dlcp_out_data_hdr(sk, m, seg + i,
-				  dlcp_out_seg_flags(m, seg + i, false), now_us,
-				  d);
-		sum = csum_partial(d, DLCP_DATA_HDR_LEN, 0);
-		sum = dlcp_buf_copy_csum(&m->buf, (seg + i) * m->seg_size,
-					 plen, (u8 *)d + DLCP_DATA_HDR_LEN, sum,
-					 DLCP_DATA_HDR_LEN);
-		d->common.check = dlcp_csum_magic(&m->saddr, &m->daddr, len,
-						  sum);
-		trace_dlcp_pkt_send(&d->common, &m->saddr, &m->daddr, tos);
-		skb_frag_size_add(&skb_shinfo(skb)->frags[nr - 1], len);
-		pf->offset += len;
-		skb->len += len;
-		skb->data_len += len;
-		/* the bytes of the shared page_frag, as ip_append_data() */
-		skb->truesize += len;
-	}
-	if (i < 2) {
-		/*
-		 * No memory for a second packet: send the first on its own
-		 * (dlcp_xmit_skb() wants a lone packet's header linear)
-		 */
-		kfree_skb(skb);
-		err = dlcp_out_send_seg(sk, m, dst, seg,
-					dlcp_out_seg_flags(m, seg, false), now_us);
-		return err ?: 1;
-	}
-	skb_shinfo(skb)->gso_size = DLCP_DATA_HDR_LEN + m->seg_size;
-	skb_shinfo(skb)->gso_segs = i;
-	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
-	err = dlcp_xmit_skb(sk, skb, dst, &m->saddr, &m->daddr, m->meta.prio,
-			    drop, true, m->id, seg);
-	return err ?: i;
-}
-
-/*
  * Send segment @seg of @m (a retransmission if @rtx), and the new ones
  * after it that may go with it in a super-packet. Returns the number of
  * segments sent (0: none, the window is to open further first), or an
@@ -522,8 +419,7 @@ static int dlcp_out_send(struct sock *sk, struct dlcp_out_msg *m, u32 seg,
 	if (!k)
 		return 0;
 	if (k > 1)
-		return m->udp ? dlcp_out_send_gso(sk, m, dst, seg, k, now_us) :
-				dlcp_offload_xmit(sk, m, dst, seg, k, now_us);
+		return dlcp_offload_xmit(sk, m, dst, seg, k, now_us);
 	err = dlcp_out_send_seg(sk, m, dst, seg,
 				dlcp_out_seg_flags(m, seg, rtx), now_us);
 	return err ?: 1;

@@ -20,9 +20,11 @@
  * whole DLCP packet, before handing it over; DLCP's is then not summed
  * again. A datagram without one (zero, as IPv4 allows) has DLCP's
  * verified. With net.dlcp.udp_gso, runs of packets that share a source
- * port leave as one UDP GSO super-packet (dlcp_out.c): each DLCP packet in
- * it is summed as it is copied in, and the segmentation fills in each UDP
- * checksum.
+ * port leave as one super-packet inside one UDP header, typed as a UDP
+ * tunnel's GSO packet whose inner protocol is DLCP (dlcp_offload.c): a
+ * receiver on the same host takes it whole, and anywhere else the UDP
+ * tunnel's GSO cuts it with DLCP's, each packet with its UDP header and
+ * both checksums.
  *
  * Each network namespace that uses UDP mode owns kernel UDP sockets on
  * udp_port (IPv4, and IPv6-only when IPv6 is available), set up with the
@@ -44,7 +46,8 @@
 #include <net/udp_tunnel.h>
 #include "dlcp_impl.h"
 
-static int dlcp_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
+/* A datagram to the port, at its UDP header */
+static int dlcp_udp_rcv_pkt(struct sock *sk, struct sk_buff *skb)
 {
 	if (!pskb_may_pull(skb, sizeof(struct udphdr)))
 		return dlcp_drop(sock_net(sk), skb, DLCP_MIB_DROP_SHORT);
@@ -60,6 +63,47 @@ static int dlcp_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	skb_reset_transport_header(skb);
 	DLCP_INC_STATS(sock_net(sk), DLCP_MIB_UDP_IN_PKTS);
 	return dlcp_rcv_common(skb, dlcp_sk_af(sk), true);
+}
+
+/*
+ * A GSO packet to the port, which its sockets take whole (udp_allow_gso()):
+ * the UDP layer lets only a UDP tunnel's through, which only this host
+ * builds. A super-packet of dlcp_offload_xmit()'s is taken whole, with its
+ * one header; any other is cut into its datagrams here, as the UDP layer
+ * would have cut it.
+ */
+static int dlcp_udp_gso_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	const u32 uhlen = sizeof(struct udphdr);
+	struct net *net = sock_net(sk);
+	struct sk_buff *segs, *next;
+
+	if (pskb_may_pull(skb, uhlen)) {
+		__skb_pull(skb, uhlen);
+		skb_reset_transport_header(skb);
+		if (dlcp_offload_rcv_ok(skb, true)) {
+			DLCP_ADD_STATS(net, DLCP_MIB_UDP_IN_PKTS,
+				       skb_shinfo(skb)->gso_segs);
+			return dlcp_rcv_common(skb, dlcp_sk_af(sk), true);
+		}
+		__skb_push(skb, uhlen);
+	}
+	DLCP_INC_STATS(net, DLCP_MIB_UDP_GSO_CUT);
+	__skb_push(skb, -skb_mac_offset(skb));
+	segs = udp_rcv_segment(sk, skb, sk->sk_family == AF_INET);
+	skb_list_walk_safe(segs, skb, next) {
+		__skb_pull(skb, skb_transport_offset(skb));
+		udp_post_segment_fix_csum(skb);
+		dlcp_udp_rcv_pkt(sk, skb);
+	}
+	return 0;
+}
+
+static int dlcp_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	if (unlikely(skb_is_gso(skb)))
+		return dlcp_udp_gso_rcv(sk, skb);
+	return dlcp_udp_rcv_pkt(sk, skb);
 }
 
 /* ICMP errors on the port concern packets we sent: always ours. */
@@ -142,8 +186,11 @@ int dlcp_udp_enable(struct net *net)
 	}
 	err = 0;
 	setup_udp_tunnel_sock(net, sock, &tcfg);
-	if (sock6)
+	udp_allow_gso(sock->sk);
+	if (sock6) {
 		setup_udp_tunnel_sock(net, sock6, &tcfg);
+		udp_allow_gso(sock6->sk);
+	}
 	old = dn->udp_sock;
 	old6 = dn->udp6_sock;
 	WRITE_ONCE(dn->udp_sock, sock);
@@ -197,10 +244,10 @@ static u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
  * Put a UDP header in front of the DLCP packet at skb->data, from @saddr
  * to @daddr, with its checksum, summed without reading the payload. Of a
  * single packet, whose DLCP checksum is left to the device
- * (dlcp_xmit_csum()), it is derived from that (lco_csum()). A UDP GSO
- * super-packet (dlcp_out_send_gso()) is prepared as udp_send_skb() does:
- * its segmentation fills in each packet's UDP length and checksum from
- * the pseudo-header sum of the whole.
+ * (dlcp_xmit_csum()), it is derived from that (lco_csum()). A super-packet
+ * (dlcp_offload_xmit()) gets the pseudo-header sum of the whole, as a UDP
+ * tunnel's GSO packet does (udp_set_csum()): the cut into packets fills in
+ * each packet's UDP length and checksum.
  */
 void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 		   const struct in6_addr *saddr, const struct in6_addr *daddr,
@@ -215,9 +262,6 @@ void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 	uh->len = htons(skb->len);
 	uh->check = 0;
 	if (skb_is_gso(skb)) {
-		skb->ip_summed = CHECKSUM_PARTIAL;
-		skb->csum_start = skb_transport_header(skb) - skb->head;
-		skb->csum_offset = offsetof(struct udphdr, check);
 		uh->check = ~dlcp_csum_magic_proto(saddr, daddr, skb->len,
 						   IPPROTO_UDP, 0);
 		return;

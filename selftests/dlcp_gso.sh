@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# DLCP super-packets in native mode (net.dlcp.gso), checksum offload, and
+# DLCP super-packets, natively (net.dlcp.gso) and inside UDP
+# (net.dlcp.udp_gso, as a UDP tunnel's GSO packet), checksum offload, and
 # received packets kept by reference until recvmsg (net.dlcp.rx_keep).
 # A run of packets of one message leaves as one skb; a veth passes it whole
-# and the receiver cuts it (DlcpGsoInPkts), or the kernel's GSO cuts it on
-# the way: at the sender's device (tx-gso-list off), in tbf, or because
-# the path MTU fell below its packets. Every transfer is checked byte by
+# and the receiver takes it whole (DlcpGsoInPkts, DlcpUdpGsoInPkts), or
+# the kernel's GSO cuts it on the way: at the sender's device (tx-gso-list
+# off), in tbf, or because the path MTU fell below its packets. Every transfer is checked byte by
 # byte (dlcp_loss), over IPv4 and IPv6, and the sockets' write memory must
 # come back whole where the kernel cuts super-packets (a socket freed: the
 # module's use count; too much given back: a refcount warning).
@@ -52,12 +53,32 @@ after_case()
 	ip netns exec ns_gs ethtool -K eth0 tx on tx-gso-list on > /dev/null 2>&1
 	ip -n ns_gs link set eth0 mtu 1500
 	ip -n ns_gr link set eth0 mtu 1500
-	ip netns exec ns_gs sysctl -qw net.dlcp.gso=0
+	ip netns exec ns_gs sysctl -qw net.dlcp.gso=0 net.dlcp.udp_gso=0 \
+		net.dlcp.udp_entropy=1
 	ip netns exec ns_gr sysctl -qw net.dlcp.rx_keep=1 net.dlcp.rmem=134217728
 	ip netns exec ns_gs sysctl -qw net.dlcp.encap=0
 	ip netns exec ns_gr sysctl -qw net.dlcp.encap=0
 	return 0
 }
+
+# gso_on ENC: super-packets natively (ENC native: net.dlcp.gso) or inside
+# UDP (ENC udp: net.dlcp.udp_gso, one source port per message); OUT_CTR
+# and IN_CTR name the counters of super-packets sent and taken whole
+gso_on()
+{
+	if [ "$1" = udp ]; then
+		OUT_CTR=DlcpUdpGsoOutPkts IN_CTR=DlcpUdpGsoInPkts
+		ip netns exec ns_gs sysctl -qw net.dlcp.encap=1 net.dlcp.udp_gso=1 \
+			net.dlcp.udp_entropy=0 &&
+		ip netns exec ns_gr sysctl -qw net.dlcp.encap=1
+	else
+		OUT_CTR=DlcpGsoOutPkts IN_CTR=DlcpGsoInPkts
+		ip netns exec ns_gs sysctl -qw net.dlcp.encap=0 net.dlcp.gso=1 &&
+		ip netns exec ns_gr sysctl -qw net.dlcp.encap=0
+	fi
+}
+OUT_CTR=DlcpGsoOutPkts
+IN_CTR=DlcpGsoInPkts
 
 counter_delta()	# NS COUNTER BEFORE
 {
@@ -114,86 +135,105 @@ mod_refs_back()
 # snap: the counters these cases look at, in both namespaces
 snap()
 {
-	out0=$(snmp ns_gs DlcpGsoOutPkts)
+	out0=$(snmp ns_gs "$OUT_CTR")
 	data0=$(snmp ns_gs DlcpOutDataPkts)
-	in0=$(snmp ns_gr DlcpGsoInPkts)
+	in0=$(snmp ns_gr "$IN_CTR")
 	csum0=$(snmp ns_gr DlcpInCsumErrors)
 	dropgso0=$(snmp ns_gr DlcpDropGso)
+	cut0=$(snmp ns_gr DlcpUdpGsoCut)
 }
 
 # delta: what the last transfer did to them
 delta()
 {
-	out=$(counter_delta ns_gs DlcpGsoOutPkts "$out0")
+	out=$(counter_delta ns_gs "$OUT_CTR" "$out0")
 	data=$(counter_delta ns_gs DlcpOutDataPkts "$data0")
-	in=$(counter_delta ns_gr DlcpGsoInPkts "$in0")
+	in=$(counter_delta ns_gr "$IN_CTR" "$in0")
 	csum=$(counter_delta ns_gr DlcpInCsumErrors "$csum0")
 	dropgso=$(counter_delta ns_gr DlcpDropGso "$dropgso0")
+	cut=$(counter_delta ns_gr DlcpUdpGsoCut "$cut0")
 	echo "$out super-packets for $data data packets; $in received whole;" \
-		"$csum checksum errors, $dropgso GSO drops at the receiver"
+		"$csum checksum errors, $dropgso GSO drops, $cut cut at the receiver"
 	[ "$csum" -eq 0 ] || fail "checksum errors" || return 1
-	[ "$dropgso" -eq 0 ] || fail "GSO drops"
+	[ "$dropgso" -eq 0 ] || fail "GSO drops" || return 1
+	[ "$cut" -eq 0 ] || fail "super-packets cut by the receiver"
 }
 
-# Super-packets pass the veth whole and the receiver cuts them; with
-# net.dlcp.gso 0 (the default) none is built.
+# Super-packets pass the veth whole and the receiver takes them whole,
+# natively and inside UDP; with net.dlcp.gso and net.dlcp.udp_gso 0 (the
+# defaults) none is built.
 case_gso_whole()
 {
-	local fam
+	local enc fam
 
-	ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1
-	for fam in 4 6; do
+	for enc in native udp; do
+		gso_on "$enc" || return 1
+		for fam in 4 6; do
+			snap
+			xfer "$fam" 4 1048576 || return 1
+			echo -n "$enc, IPv$fam: "
+			delta || return 1
+			[ "$out" -gt 0 ] || fail "$enc, IPv$fam: no super-packet sent" ||
+				return 1
+			[ "$in" -eq "$out" ] ||
+				fail "$enc, IPv$fam: $out super-packets sent, $in received whole" ||
+				return 1
+		done
+		ip netns exec ns_gs sysctl -qw net.dlcp.gso=0 net.dlcp.udp_gso=0 ||
+			return 1
 		snap
-		xfer "$fam" 4 1048576 || return 1
+		xfer 4 2 1048576 || return 1
 		delta || return 1
-		[ "$out" -gt 0 ] || fail "IPv$fam: no super-packet sent" || return 1
-		[ "$in" -eq "$out" ] ||
-			fail "IPv$fam: $out super-packets sent, $in received whole" || return 1
+		[ "$out" -eq 0 ] || fail "$enc: super-packets with gso 0"  || return 1
 	done
-	ip netns exec ns_gs sysctl -qw net.dlcp.gso=0 || return 1
-	snap
-	xfer 4 2 1048576 || return 1
-	delta || return 1
-	[ "$out" -eq 0 ] || fail "super-packets with net.dlcp.gso=0"
 }
 
 # A device that does not take SKB_GSO_FRAGLIST: the sender's GSO cuts
-# every super-packet through DLCP's net_offload; none arrives whole.
+# every super-packet through DLCP's net_offload (inside UDP, through the
+# UDP tunnel's, which calls DLCP's); none arrives whole.
 case_gso_cut_by_sender()
 {
-	local fam refs
+	local enc fam refs
 
-	ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1
 	ip netns exec ns_gs ethtool -K eth0 tx-gso-list off > /dev/null ||
 		fail "ethtool -K eth0 tx-gso-list off" || return 1
-	for fam in 4 6; do
-		refs=$(cat /sys/module/dlcp/refcnt)
-		snap
-		xfer "$fam" 4 1048576 || return 1
-		delta || return 1
-		[ "$out" -gt 0 ] || fail "IPv$fam: no super-packet sent" || return 1
-		[ "$in" -eq 0 ] || fail "IPv$fam: $in arrived whole" || return 1
-		mod_refs_back "$refs" || return 1
+	for enc in native udp; do
+		gso_on "$enc" || return 1
+		for fam in 4 6; do
+			refs=$(cat /sys/module/dlcp/refcnt)
+			snap
+			xfer "$fam" 4 1048576 || return 1
+			echo -n "$enc, IPv$fam: "
+			delta || return 1
+			[ "$out" -gt 0 ] || fail "$enc, IPv$fam: no super-packet sent" ||
+				return 1
+			[ "$in" -eq 0 ] || fail "$enc, IPv$fam: $in arrived whole" ||
+				return 1
+			mod_refs_back "$refs" || return 1
+		done
 	done
 }
 
 # Checksum offload off (ethtool tx off): the kernel sums every packet
 # before the device, single or cut from a super-packet, and the receiver
-# checks the sums (the packets arrive CHECKSUM_NONE).
+# checks the sums (the packets arrive CHECKSUM_NONE): DLCP's natively,
+# UDP's (which covers the DLCP packet) inside UDP.
 case_csum_offload_off()
 {
-	local gso fam
+	local how fam
 
 	ip netns exec ns_gs ethtool -K eth0 tx off > /dev/null ||
 		fail "ethtool -K eth0 tx off" || return 1
-	for gso in 0 1; do
-		ip netns exec ns_gs sysctl -qw net.dlcp.gso="$gso" || return 1
+	for how in native-single native udp; do
+		gso_on "${how%-single}" || return 1
+		[ "$how" = native-single ] &&
+			{ ip netns exec ns_gs sysctl -qw net.dlcp.gso=0 || return 1; }
 		for fam in 4 6; do
 			snap
 			xfer "$fam" 4 1048576 || return 1
-			echo -n "gso $gso, IPv$fam: "
+			echo -n "$how, IPv$fam: "
 			delta || return 1
-			[ "$gso" = 0 ] || [ "$out" -gt 0 ] ||
+			[ "$how" = native-single ] || [ "$out" -gt 0 ] ||
 				fail "no super-packet sent" || return 1
 			[ "$in" -eq 0 ] || fail "$in arrived whole" || return 1
 		done
@@ -205,62 +245,72 @@ case_csum_offload_off()
 # arrives in the end.
 case_gso_partial_loss()
 {
-	local fam drops refs
+	local enc fam drops refs
 
-	ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1
 	tc -n ns_gs qdisc replace dev eth0 root handle 1: tbf rate 1gbit burst 1600 \
 		latency 50ms || return 1
 	tc -n ns_gs qdisc replace dev eth0 parent 1:1 handle 10: netem loss 3% ||
 		return 1
-	for fam in 4 6; do
-		refs=$(cat /sys/module/dlcp/refcnt)
-		snap
-		xfer "$fam" 4 1048576 || return 1
-		delta || return 1
-		mod_refs_back "$refs" || return 1
-		drops=$(tc -s -n ns_gs qdisc show dev eth0 |
-			awk '/^qdisc netem/ { n = 1 } n && /dropped/ { gsub(/,/, "", $7); print $7; exit }')
-		echo "IPv$fam: netem dropped $drops packets so far"
-		[ "$out" -gt 0 ] || fail "IPv$fam: no super-packet sent" || return 1
-		[ "$in" -eq 0 ] || fail "IPv$fam: $in arrived whole past tbf" || return 1
-		[ "${drops:-0}" -gt 0 ] || fail "netem dropped nothing" || return 1
+	for enc in native udp; do
+		gso_on "$enc" || return 1
+		for fam in 4 6; do
+			refs=$(cat /sys/module/dlcp/refcnt)
+			snap
+			xfer "$fam" 4 1048576 || return 1
+			echo -n "$enc, IPv$fam: "
+			delta || return 1
+			mod_refs_back "$refs" || return 1
+			drops=$(tc -s -n ns_gs qdisc show dev eth0 |
+				awk '/^qdisc netem/ { n = 1 } n && /dropped/ { gsub(/,/, "", $7); print $7; exit }')
+			echo "$enc, IPv$fam: netem dropped $drops packets so far"
+			[ "$out" -gt 0 ] || fail "$enc, IPv$fam: no super-packet sent" ||
+				return 1
+			[ "$in" -eq 0 ] || fail "$enc, IPv$fam: $in arrived whole past tbf" ||
+				return 1
+			[ "${drops:-0}" -gt 0 ] || fail "netem dropped nothing" || return 1
+		done
 	done
 }
 
 # The path MTU falls while super-packets are in flight: IP cuts them, each
-# packet is too big and answered with "fragmentation needed", and the
-# messages are re-cut to the new size. Every byte arrives. (tbf slows the
-# transfer down to make room for the change, and lets super-packets of up
-# to 64 KB through whole.)
+# packet is too big and answered with "fragmentation needed" (inside UDP,
+# to the UDP socket of the port), and the messages are re-cut to the new
+# size. Every byte arrives. (tbf slows the transfer down to make room for
+# the change, and lets super-packets of up to 64 KB through whole.)
 case_gso_mtu_falls()
 {
-	local fam mtu0 reseg
+	local enc fam mtu0 reseg
 
-	ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 || return 1
 	tc -n ns_gs qdisc replace dev eth0 root tbf rate 200mbit burst 128k \
 		latency 200ms || return 1
-	for fam in 4 6; do
-		ip -n ns_gs link set eth0 mtu 1500 && ip -n ns_gr link set eth0 mtu 1500 ||
-			return 1
-		mtu0=$(snmp ns_gs DlcpPmtuUpdates)
-		reseg=$(snmp ns_gs DlcpResegmented)
-		snap
-		# once super-packets go out
-		(
-			for _ in $(seq 200); do
-				[ "$(snmp ns_gs DlcpGsoOutPkts)" -gt "$out0" ] && break
-				sleep 0.05
-			done
-			ip -n ns_gs link set eth0 mtu 1280
-		) &
-		xfer "$fam" 8 4194304 || return 1
-		wait
-		delta || return 1
-		mtu0=$(counter_delta ns_gs DlcpPmtuUpdates "$mtu0")
-		reseg=$(counter_delta ns_gs DlcpResegmented "$reseg")
-		echo "IPv$fam: $mtu0 path MTU updates, $reseg messages re-cut"
-		[ "$out" -gt 0 ] || fail "IPv$fam: no super-packet sent" || return 1
-		[ "$reseg" -gt 0 ] || fail "IPv$fam: no message re-cut" || return 1
+	for enc in native udp; do
+		gso_on "$enc" || return 1
+		for fam in 4 6; do
+			ip -n ns_gs link set eth0 mtu 1500 &&
+			ip -n ns_gr link set eth0 mtu 1500 || return 1
+			mtu0=$(snmp ns_gs DlcpPmtuUpdates)
+			reseg=$(snmp ns_gs DlcpResegmented)
+			snap
+			# once super-packets go out
+			(
+				for _ in $(seq 200); do
+					[ "$(snmp ns_gs "$OUT_CTR")" -gt "$out0" ] && break
+					sleep 0.05
+				done
+				ip -n ns_gs link set eth0 mtu 1280
+			) &
+			xfer "$fam" 8 4194304 || return 1
+			wait
+			echo -n "$enc, IPv$fam: "
+			delta || return 1
+			mtu0=$(counter_delta ns_gs DlcpPmtuUpdates "$mtu0")
+			reseg=$(counter_delta ns_gs DlcpResegmented "$reseg")
+			echo "$enc, IPv$fam: $mtu0 path MTU updates, $reseg messages re-cut"
+			[ "$out" -gt 0 ] || fail "$enc, IPv$fam: no super-packet sent" ||
+				return 1
+			[ "$reseg" -gt 0 ] || fail "$enc, IPv$fam: no message re-cut" ||
+				return 1
+		done
 	done
 }
 

@@ -91,7 +91,7 @@ clear_impairments()
 	ip netns exec ns_r sysctl -qw net.dlcp.msg_timeout_ms=10000
 	ip netns exec ns_r sysctl -qw net.dlcp.udp_port=9253
 	ip netns exec ns_s sysctl -qw net.dlcp.udp_entropy=1 net.dlcp.udp_gso=0
-	ip netns exec ns_s ethtool -K eth0 tx-udp-segmentation on > /dev/null 2>&1
+	ip netns exec ns_s ethtool -K eth0 tx on tx-gso-list on > /dev/null 2>&1
 	return 0
 }
 
@@ -420,14 +420,18 @@ case_udp_entropy()
 
 # UDP GSO (net.dlcp.udp_gso 1): with one source port per message
 # (udp_entropy 0) the sender hands IP each run of packets the window
-# allows as one super-packet; veth passes it whole and the receiver's UDP
-# layer cuts it, or the sender's device cannot take it
-# (tx-udp-segmentation off) and it is cut there. Every byte arrives either
-# way (dlcp_loss checks them). None is built with a port per packet
-# (udp_entropy 1, the default) or with udp_gso 0 (the default).
+# allows as one super-packet inside one UDP header, typed as a UDP
+# tunnel's GSO packet. veth passes it whole and the receiver takes it
+# whole (DlcpUdpGsoInPkts), with nothing to cut (DlcpUdpGsoCut); or the
+# sender's device cannot take it (tx-gso-list off) and the UDP tunnel's
+# GSO cuts it with DLCP's, the checksums left to the device or, with
+# tx off, summed in software and verified by the receiving UDP layer.
+# Every byte arrives each way (dlcp_loss checks them). None is built with
+# a port per packet (udp_entropy 1, the default) or with udp_gso 0 (the
+# default).
 case_udp_gso()
 {
-	local gso out in seg
+	local gso out in how whole cut csum
 
 	ip netns exec ns_s sysctl -qw net.dlcp.udp_gso=1 || return 1
 	gso=$(snmp ns_s DlcpUdpGsoOutPkts)
@@ -435,19 +439,42 @@ case_udp_gso()
 	[ "$(counter_delta ns_s DlcpUdpGsoOutPkts "$gso")" -eq 0 ] ||
 		fail "super-packets with udp_entropy 1" || return 1
 	ip netns exec ns_s sysctl -qw net.dlcp.udp_entropy=0 || return 1
-	for seg in on off; do
-		ip netns exec ns_s ethtool -K eth0 tx-udp-segmentation "$seg" > /dev/null ||
-			fail "ethtool -K eth0 tx-udp-segmentation $seg" || return 1
+	for how in whole "tx-gso-list off" "tx-gso-list off tx off"; do
+		if [ "$how" != whole ]; then
+			# shellcheck disable=SC2086 # the words are ethtool's
+			ip netns exec ns_s ethtool -K eth0 $how > /dev/null ||
+				fail "ethtool -K eth0 $how" || return 1
+		fi
 		gso=$(snmp ns_s DlcpUdpGsoOutPkts)
 		out=$(snmp ns_s DlcpUdpOutPkts)
 		in=$(snmp ns_r DlcpUdpInPkts)
+		whole=$(snmp ns_r DlcpUdpGsoInPkts)
+		cut=$(snmp ns_r DlcpUdpGsoCut)
+		csum=$(ip netns exec ns_r nstat -az UdpInCsumErrors |
+			awk '$1 == "UdpInCsumErrors" { print $2 }')
 		transfer 4 1048576 0 exact exact || return 1
 		gso=$(counter_delta ns_s DlcpUdpGsoOutPkts "$gso")
 		out=$(counter_delta ns_s DlcpUdpOutPkts "$out")
 		in=$(counter_delta ns_r DlcpUdpInPkts "$in")
-		echo "tx-udp-segmentation $seg: $gso super-packets, $out packets sent, $in received"
+		whole=$(counter_delta ns_r DlcpUdpGsoInPkts "$whole")
+		cut=$(counter_delta ns_r DlcpUdpGsoCut "$cut")
+		csum=$(($(ip netns exec ns_r nstat -az UdpInCsumErrors |
+			awk '$1 == "UdpInCsumErrors" { print $2 }') - csum))
+		echo "$how: $gso super-packets, $out packets sent, $in received, $whole taken whole, $cut cut by the receiver, $csum UDP checksum errors"
 		[ "$gso" -gt 0 ] || fail "no super-packet sent" || return 1
 		[ "$in" -ge 1400 ] || fail "only $in packets received" || return 1
+		[ "$cut" -eq 0 ] || fail "$cut super-packets cut by the receiver" ||
+			return 1
+		[ "$csum" -eq 0 ] || fail "$csum UDP checksum errors" || return 1
+		if [ "$how" = whole ]; then
+			[ "$whole" -eq "$gso" ] ||
+				fail "$whole of $gso super-packets taken whole" ||
+				return 1
+		else
+			[ "$whole" -eq 0 ] ||
+				fail "$whole taken whole after the sender cut them" ||
+				return 1
+		fi
 	done
 	ip netns exec ns_s sysctl -qw net.dlcp.udp_gso=0 || return 1
 	gso=$(snmp ns_s DlcpUdpGsoOutPkts)
