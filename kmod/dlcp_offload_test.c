@@ -157,6 +157,20 @@ static void dlcp_offload_test_rcv_ok(struct kunit *test)
 	}
 }
 
+/* The payload of packet @i of a cut, at @off in @p, is its bytes */
+static void ot_check_bytes(struct kunit *test, const struct sk_buff *p,
+			   u32 off, u32 i)
+{
+	u8 buf[OT_MSS];
+	u32 j;
+
+	KUNIT_ASSERT_EQ(test, skb_copy_bits(p, off, buf, OT_MSS), 0);
+	for (j = 0; j < OT_MSS; j++)
+		if (buf[j] != ot_byte(OT_OFF + i * OT_MSS + j))
+			break;
+	KUNIT_EXPECT_EQ(test, j, OT_MSS);
+}
+
 /*
  * Cut with @features: OT_SEGS packets, each with its own offset, the
  * packet's length and its bytes, and a checksum that holds: summed by the
@@ -165,8 +179,7 @@ static void dlcp_offload_test_rcv_ok(struct kunit *test)
 static void ot_cut(struct kunit *test, netdev_features_t features)
 {
 	struct sk_buff *skb = ot_super(), *segs, *p;
-	u8 buf[OT_MSS];
-	u32 i = 0, j, t;
+	u32 i = 0, t;
 	__wsum sum;
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, skb);
@@ -193,12 +206,7 @@ static void ot_cut(struct kunit *test, netdev_features_t features)
 							DLCP_DATA_HDR_LEN +
 							OT_MSS, OT_PROTO,
 							sum), 0);
-		KUNIT_ASSERT_EQ(test, skb_copy_bits(p, t + DLCP_DATA_HDR_LEN,
-						    buf, OT_MSS), 0);
-		for (j = 0; j < OT_MSS; j++)
-			if (buf[j] != ot_byte(OT_OFF + i * OT_MSS + j))
-				break;
-		KUNIT_EXPECT_EQ(test, j, OT_MSS);
+		ot_check_bytes(test, p, t + DLCP_DATA_HDR_LEN, i);
 	}
 	KUNIT_EXPECT_EQ(test, i, OT_SEGS);
 	kfree_skb_list(segs);
@@ -285,8 +293,7 @@ static void ot_udp_cut(struct kunit *test, netdev_features_t features)
 	const u32 ulen = sizeof(struct udphdr) + plen;
 	struct sk_buff *skb, *segs, *p;
 	struct net_device *dev;
-	u8 buf[OT_MSS];
-	u32 i = 0, j, t;
+	u32 i = 0, t;
 	__wsum sum;
 
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
@@ -313,13 +320,8 @@ static void ot_udp_cut(struct kunit *test, netdev_features_t features)
 							OT_PROTO, sum), 0);
 		d = (const struct dlcp_data_hdr *)(uh + 1);
 		KUNIT_EXPECT_EQ(test, ntohl(d->offset), OT_OFF + i * OT_MSS);
-		KUNIT_ASSERT_EQ(test, skb_copy_bits(p, t + sizeof(*uh) +
-						    DLCP_DATA_HDR_LEN, buf,
-						    OT_MSS), 0);
-		for (j = 0; j < OT_MSS; j++)
-			if (buf[j] != ot_byte(OT_OFF + i * OT_MSS + j))
-				break;
-		KUNIT_EXPECT_EQ(test, j, OT_MSS);
+		ot_check_bytes(test, p, t + sizeof(*uh) + DLCP_DATA_HDR_LEN,
+			       i);
 	}
 	KUNIT_EXPECT_EQ(test, i, OT_SEGS);
 	kfree_skb_list(segs);

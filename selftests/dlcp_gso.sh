@@ -159,44 +159,13 @@ delta()
 	[ "$cut" -eq 0 ] || fail "super-packets cut by the receiver"
 }
 
-# Super-packets pass the veth whole and the receiver takes them whole,
-# natively and inside UDP; with net.dlcp.gso and net.dlcp.udp_gso 0 (the
-# defaults) none is built.
-case_gso_whole()
+# xfer_each CHECK...: for each encapsulation (native, udp) and family,
+# with super-packets on: 4 x 1 MiB, the counters (delta), the sockets
+# freed, then CHECK... (which sees $enc, $fam and delta's variables)
+xfer_each()
 {
-	local enc fam
+	local enc fam refs check
 
-	for enc in native udp; do
-		gso_on "$enc" || return 1
-		for fam in 4 6; do
-			snap
-			xfer "$fam" 4 1048576 || return 1
-			echo -n "$enc, IPv$fam: "
-			delta || return 1
-			[ "$out" -gt 0 ] || fail "$enc, IPv$fam: no super-packet sent" ||
-				return 1
-			[ "$in" -eq "$out" ] ||
-				fail "$enc, IPv$fam: $out super-packets sent, $in received whole" ||
-				return 1
-		done
-		ip netns exec ns_gs sysctl -qw net.dlcp.gso=0 net.dlcp.udp_gso=0 ||
-			return 1
-		snap
-		xfer 4 2 1048576 || return 1
-		delta || return 1
-		[ "$out" -eq 0 ] || fail "$enc: super-packets with gso 0"  || return 1
-	done
-}
-
-# A device that does not take SKB_GSO_FRAGLIST: the sender's GSO cuts
-# every super-packet through DLCP's net_offload (inside UDP, through the
-# UDP tunnel's, which calls DLCP's); none arrives whole.
-case_gso_cut_by_sender()
-{
-	local enc fam refs
-
-	ip netns exec ns_gs ethtool -K eth0 tx-gso-list off > /dev/null ||
-		fail "ethtool -K eth0 tx-gso-list off" || return 1
 	for enc in native udp; do
 		gso_on "$enc" || return 1
 		for fam in 4 6; do
@@ -205,13 +174,59 @@ case_gso_cut_by_sender()
 			xfer "$fam" 4 1048576 || return 1
 			echo -n "$enc, IPv$fam: "
 			delta || return 1
-			[ "$out" -gt 0 ] || fail "$enc, IPv$fam: no super-packet sent" ||
-				return 1
-			[ "$in" -eq 0 ] || fail "$enc, IPv$fam: $in arrived whole" ||
-				return 1
 			mod_refs_back "$refs" || return 1
+			for check in "$@"; do
+				"$check" || return 1
+			done
 		done
 	done
+}
+
+# some_sent: super-packets went out
+some_sent()
+{
+	[ "$out" -gt 0 ] || fail "$enc, IPv$fam: no super-packet sent"
+}
+
+# all_whole, none_whole: every super-packet arrived whole, or none did
+all_whole()
+{
+	[ "$in" -eq "$out" ] ||
+		fail "$enc, IPv$fam: $out super-packets sent, $in received whole"
+}
+
+none_whole()
+{
+	[ "$in" -eq 0 ] || fail "$enc, IPv$fam: $in arrived whole"
+}
+
+# Super-packets pass the veth whole and the receiver takes them whole,
+# natively and inside UDP; with net.dlcp.gso and net.dlcp.udp_gso 0 (the
+# defaults) none is built.
+case_gso_whole()
+{
+	local enc
+
+	xfer_each some_sent all_whole || return 1
+	for enc in native udp; do
+		gso_on "$enc" || return 1
+		ip netns exec ns_gs sysctl -qw net.dlcp.gso=0 net.dlcp.udp_gso=0 ||
+			return 1
+		snap
+		xfer 4 2 1048576 || return 1
+		delta || return 1
+		[ "$out" -eq 0 ] || fail "$enc: super-packets with gso 0" || return 1
+	done
+}
+
+# A device that does not take SKB_GSO_FRAGLIST: the sender's GSO cuts
+# every super-packet through DLCP's net_offload (inside UDP, through the
+# UDP tunnel's, which calls DLCP's); none arrives whole.
+case_gso_cut_by_sender()
+{
+	ip netns exec ns_gs ethtool -K eth0 tx-gso-list off > /dev/null ||
+		fail "ethtool -K eth0 tx-gso-list off" || return 1
+	xfer_each some_sent none_whole
 }
 
 # Checksum offload off (ethtool tx off): the kernel sums every packet
@@ -240,36 +255,27 @@ case_csum_offload_off()
 	done
 }
 
+# netem_dropped: netem (under tbf) dropped packets
+netem_dropped()
+{
+	local drops
+
+	drops=$(tc -s -n ns_gs qdisc show dev eth0 |
+		awk '/^qdisc netem/ { n = 1 } n && /dropped/ { gsub(/,/, "", $7); print $7; exit }')
+	echo "$enc, IPv$fam: netem dropped $drops packets so far"
+	[ "${drops:-0}" -gt 0 ] || fail "netem dropped nothing"
+}
+
 # Part of a super-packet lost: tbf cuts it (its packets exceed the burst)
 # and netem under tbf drops some of the packets. Budget 0: every byte
 # arrives in the end.
 case_gso_partial_loss()
 {
-	local enc fam drops refs
-
 	tc -n ns_gs qdisc replace dev eth0 root handle 1: tbf rate 1gbit burst 1600 \
 		latency 50ms || return 1
 	tc -n ns_gs qdisc replace dev eth0 parent 1:1 handle 10: netem loss 3% ||
 		return 1
-	for enc in native udp; do
-		gso_on "$enc" || return 1
-		for fam in 4 6; do
-			refs=$(cat /sys/module/dlcp/refcnt)
-			snap
-			xfer "$fam" 4 1048576 || return 1
-			echo -n "$enc, IPv$fam: "
-			delta || return 1
-			mod_refs_back "$refs" || return 1
-			drops=$(tc -s -n ns_gs qdisc show dev eth0 |
-				awk '/^qdisc netem/ { n = 1 } n && /dropped/ { gsub(/,/, "", $7); print $7; exit }')
-			echo "$enc, IPv$fam: netem dropped $drops packets so far"
-			[ "$out" -gt 0 ] || fail "$enc, IPv$fam: no super-packet sent" ||
-				return 1
-			[ "$in" -eq 0 ] || fail "$enc, IPv$fam: $in arrived whole past tbf" ||
-				return 1
-			[ "${drops:-0}" -gt 0 ] || fail "netem dropped nothing" || return 1
-		done
-	done
+	xfer_each some_sent none_whole netem_dropped
 }
 
 # The path MTU falls while super-packets are in flight: IP cuts them, each
