@@ -100,7 +100,7 @@ start_recv()
 {
 	port=$((port + 1))
 	rm -f "$tmpdir/ready"
-	ip netns exec ns_r timeout 150 "$LOSS" recv --port "$port" \
+	ip netns exec ns_r timeout "$(tscale 150)" "$LOSS" recv --port "$port" \
 		--ready "$tmpdir/ready" "$@" &
 	rpid=$!
 	wait_for_file "$tmpdir/ready" 20 "$rpid" || fail "receiver did not start"
@@ -108,7 +108,7 @@ start_recv()
 
 send()
 {
-	ip netns exec ns_s timeout 150 "$LOSS" send --to "$R" --port "$port" "$@"
+	ip netns exec ns_s timeout "$(tscale 150)" "$LOSS" send --to "$R" --port "$port" "$@"
 }
 
 # transfer COUNT SIZE BUDGET RECV_EXPECT SEND_EXPECT [EXTRA...]

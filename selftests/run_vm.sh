@@ -52,7 +52,7 @@ COMPONENTS=(
 	"dlcp_netns.sh 600"
 	"dlcp_netns6.sh 600"
 	"dlcp_loss.sh 600"
-	"dlcp_loss_udp.sh 300"
+	"dlcp_loss_udp.sh 420"
 	"dlcp_loss6.sh 480"
 	"dlcp_prio.sh 900"
 	"dlcp_pmtu.sh 180"
