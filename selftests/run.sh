@@ -12,7 +12,7 @@
 #
 # Exit status: that of run_vm.sh in the VM (0: all passed), or vm-run's
 # (124 timeout, 125 kernel warning, ...). Environment: DLCP_VM_TIMEOUT
-# (seconds, default 3000), KSFT_DIR (kselftest harness, see Makefile);
+# (seconds, default 3600), KSFT_DIR (kselftest harness, see Makefile);
 # passed to the guest: DLCP_SLOW=1 (also run the slow dlcp_prio.sh),
 # DLCP_BIG (big message of dlcp_netns.sh, default 16m), DLCP_XFER_TIMEOUT,
 # DLCP_TORCH_LOSS=0 (dlcp_torch.sh without its lossy pass).
@@ -48,6 +48,6 @@ done
 # would hide a read of a page that the module did not write first (a lost
 # byte must read as zero, and never as a page's earlier contents).
 cd "$TOP" || exit 2
-tools/vm-run --timeout "${DLCP_VM_TIMEOUT:-3000}" --append init_on_alloc=0 \
+tools/vm-run --timeout "${DLCP_VM_TIMEOUT:-3600}" --append init_on_alloc=0 \
 	"${envs[@]}" -- \
 	selftests/run_vm.sh "$@" | tee "$log"
