@@ -277,20 +277,19 @@ bool dlcp_offload_rcv_ok(struct sk_buff *skb, bool udp)
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_offload_rcv_ok);
 
 /*
- * Receive a super-packet of @af, as dlcp_rcv_common() found it: one of
- * dlcp_offload_xmit()'s is taken whole; any other GSO packet is not
- * DLCP's making and is dropped, counted once for each packet it claims to
- * hold. In UDP mode (@udp), dlcp_udp_gso_rcv() hands over only the first
- * kind.
+ * Receive a super-packet of @af, as dlcp_rcv_common() found it: a native
+ * one of dlcp_offload_xmit()'s is taken whole; any other GSO packet is
+ * not DLCP's making and is dropped, counted once for each packet it claims
+ * to hold. In UDP mode dlcp_udp_gso_rcv() takes super-packets itself, and
+ * none comes here.
  */
 int dlcp_offload_rcv(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 {
 	struct net *net = dev_net(skb->dev);
 	u16 n = skb_shinfo(skb)->gso_segs;
 
-	if (dlcp_offload_rcv_ok(skb, udp)) {
-		DLCP_INC_STATS(net, udp ? DLCP_MIB_UDP_GSO_IN :
-					  DLCP_MIB_GSO_IN);
+	if (!udp && dlcp_offload_rcv_ok(skb, false)) {
+		DLCP_INC_STATS(net, DLCP_MIB_GSO_IN);
 		return dlcp_rcv_one(skb, af, udp);
 	}
 	DLCP_ADD_STATS(net, DLCP_MIB_DROP_GSO, max_t(u16, n, 1) - 1);

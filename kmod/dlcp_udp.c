@@ -84,7 +84,8 @@ static int dlcp_udp_gso_rcv(struct sock *sk, struct sk_buff *skb)
 		if (dlcp_offload_rcv_ok(skb, true)) {
 			DLCP_ADD_STATS(net, DLCP_MIB_UDP_IN_PKTS,
 				       skb_shinfo(skb)->gso_segs);
-			return dlcp_rcv_common(skb, dlcp_sk_af(sk), true);
+			DLCP_INC_STATS(net, DLCP_MIB_UDP_GSO_IN);
+			return dlcp_rcv_one(skb, dlcp_sk_af(sk), true);
 		}
 		__skb_push(skb, uhlen);
 	}
