@@ -380,4 +380,31 @@ dlcp_wire_check(const void *pkt, __u32 len, __u32 max_msg)
 	return DLCP_DROP_NONE;
 }
 
+/**
+ * dlcp_wire_gso_segs() - packets that a DATA header of @len bytes stands for
+ * @pkt:	the DLCP header, at least DLCP_HDR_LEN bytes
+ * @len:	the DLCP header and what follows (the IP or UDP payload length)
+ *
+ * A super-packet (dlcp_offload.c) carries the header of its first packet,
+ * whose length field is that packet's, then the payload of all its packets,
+ * of that one size: a capture on the host that sent it, or past a veth,
+ * sees it whole. Pure, for tools that read captures.
+ *
+ * Return: 1 for a packet whose length field is @len; for a super-packet, the
+ * number of packets (2 or more); 0 for anything else.
+ */
+static inline __u32 dlcp_wire_gso_segs(const void *pkt, __u32 len)
+{
+	const struct dlcp_hdr *h = (const struct dlcp_hdr *)pkt;
+	__u32 one = dlcp_wire_get16(&h->len);
+
+	if (one == len)
+		return 1;
+	if (dlcp_wire_type(h) != DLCP_T_DATA || one <= DLCP_DATA_HDR_LEN ||
+	    len < 2 * one - DLCP_DATA_HDR_LEN ||
+	    (len - DLCP_DATA_HDR_LEN) % (one - DLCP_DATA_HDR_LEN))
+		return 0;
+	return (len - DLCP_DATA_HDR_LEN) / (one - DLCP_DATA_HDR_LEN);
+}
+
 #endif /* _DLCP_WIRE_H */

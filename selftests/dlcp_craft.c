@@ -2,8 +2,9 @@
 /*
  * dlcp_craft - write a pcap of crafted DLCP packets for the dissector test
  * (dlcp_dissector.sh): 4 good packets (DATA, REPORT, STOP, PROBE), one of
- * each fault the dissector reports, and the first DATA packet again in UDP
- * encapsulation. The packets are built with the wire format's own builders
+ * each fault the dissector reports, the first DATA packet again in UDP
+ * encapsulation, and a super-packet of 3 DATA packets as a capture on the
+ * host that sent it shows one (net.dlcp.gso). The packets are built with the wire format's own builders
  * (userspace/common/dlcp_pkt.h over kmod/dlcp_wire.h), and each is checked
  * against the module's validator, dlcp_wire_check(): a packet the test
  * calls malformed must be one the module drops for that reason.
@@ -112,7 +113,8 @@ static void data_ab(struct crafted *p, const struct dlcp_pkt_info *pi,
 	finish(p, addr_a, addr_b, data(p, pi, off, plen, dtype));
 }
 
-#define NR_PKTS 15
+#define NR_PKTS 16
+#define SUPER	16
 
 int main(int argc, char **argv)
 {
@@ -189,6 +191,18 @@ int main(int argc, char **argv)
 	dlcp_put16(dl(&pkts[15]) + 4, (uint16_t)(8 + n));
 	dlcp_put16(dl(&pkts[15]) + 6, 0);
 	ipv4(&pkts[15], addr_a, addr_b, 8 + n, IPPROTO_UDP);
+	/*
+	 * 16: a super-packet: the header of a 100-byte packet, the payload of
+	 * 3, and in the checksum field that packet's pseudo-header sum, which
+	 * the device (or GSO) completes for each packet cut from it
+	 */
+	n = data(&pkts[SUPER], &info_ab, 0, 300, DLCP_DTYPE_FP32);
+	dlcp_put16(&((struct dlcp_hdr *)dl(&pkts[SUPER]))->len,
+		   DLCP_DATA_HDR_LEN + 100);
+	dlcp_put16(&((struct dlcp_hdr *)dl(&pkts[SUPER]))->check,
+		   dlcp_csum_fold(dlcp_csum_pseudo4(addr_a, addr_b, IPPROTO_DLCP,
+						    DLCP_DATA_HDR_LEN + 100)));
+	ipv4(&pkts[SUPER], addr_a, addr_b, n, IPPROTO_DLCP);
 
 	for (i = 1; i <= NR_PKTS; i++) {
 		const struct crafted *p = &pkts[i];
@@ -197,6 +211,15 @@ int main(int argc, char **argv)
 		enum dlcp_drop_reason got;
 		int csum_ok;
 
+		if (i == SUPER) {
+			printf("packet %d: super-packet of %u\n", i,
+			       dlcp_wire_gso_segs(d, dlen));
+			if (dlcp_wire_gso_segs(d, dlen) != 3 ||
+			    dlcp_wire_check(d, DLCP_DATA_HDR_LEN + 100,
+					    UINT32_MAX))
+				rc = 1;
+			continue;
+		}
 		got = dlcp_wire_check(d, dlen, UINT32_MAX);
 		csum_ok = dlcp_pkt_csum_ok(d, dlen,
 					   dlcp_csum_pseudo4(p->src, p->dst,

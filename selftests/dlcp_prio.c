@@ -616,6 +616,7 @@ static int do_pcap(void)
 		uint32_t cap = swap ? __builtin_bswap32(rh[2]) : rh[2];
 		const uint8_t *ip = pkt + off, *d;
 		struct tally k = { 0 };
+		uint32_t segs;
 
 		if (cap > sizeof(pkt) || fread(pkt, 1, cap, f) != cap)
 			break;
@@ -631,6 +632,10 @@ static int do_pcap(void)
 		k.drop = !!(d[5] & DLCP_HF_DROPPABLE);
 		k.rtx = !!(d[5] & DLCP_HF_RETRANS);
 		k.crit = !!(d[5] & DLCP_HF_CRITICAL);
+		/* a super-packet counts as the packets it stands for */
+		segs = dlcp_wire_get16(ip + 2);
+		segs = segs > (uint32_t)(d - ip) ?
+		       dlcp_wire_gso_segs(d, segs - (uint32_t)(d - ip)) : 0;
 		for (i = 0; i < nt; i++)
 			if (t[i].type == k.type && t[i].cls == k.cls &&
 			    t[i].tos == k.tos && t[i].drop == k.drop &&
@@ -641,7 +646,7 @@ static int do_pcap(void)
 				continue;
 			t[nt++] = k;
 		}
-		t[i].n++;
+		t[i].n += segs ? segs : 1;
 	}
 	for (i = 0; i < nt; i++)
 		printf("pkt type=%s class=%u dscp=%u ecn=%s droppable=%u rtx=%u crit=%u n=%lu\n",

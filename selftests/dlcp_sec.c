@@ -366,7 +366,7 @@ static int cmd_nsiso(const char *n1, const char *n2)
 /* --------------------------------------------------------------- wire */
 
 static int udp_mode, lossy_link;
-static unsigned long nr_type[8], nr_gaps, nr_bad_payload;
+static unsigned long nr_type[8], nr_gaps, nr_bad_payload, nr_super;
 
 static uint8_t pattern_byte(uint32_t tensor, uint32_t off)
 {
@@ -399,7 +399,7 @@ static void check_packet(const uint8_t *p, ssize_t n)
 	const struct iphdr *ip = (const void *)p;
 	const uint8_t *d, *u = NULL;
 	size_t ihl, dl;
-	uint32_t pseudo;
+	uint32_t pseudo, segs;
 	unsigned int type, hl;
 	static const unsigned int hdr_len[] = {
 		0, DLCP_DATA_HDR_LEN, DLCP_REPORT_HDR_LEN, DLCP_STOP_HDR_LEN,
@@ -436,8 +436,17 @@ static void check_packet(const uint8_t *p, ssize_t n)
 		return;
 	nr_type[type]++;
 	check(!(d[5] & ~DLCP_HF_ALL), "type %u: unknown flags %#x", type, d[5]);
-	check(dlcp_get16(d + 8) == dl, "type %u: length field %u, packet %zu",
-	      type, dlcp_get16(d + 8), dl);
+	/*
+	 * A super-packet (net.dlcp.gso, udp_gso) passes loopback whole: the
+	 * header of its first packet, then the payload of all of them
+	 */
+	segs = dlcp_wire_gso_segs(d, (uint32_t)dl);
+	check(segs, "type %u: length field %u, packet %zu", type,
+	      dlcp_get16(d + 8), dl);
+	if (segs > 1) {
+		nr_super++;
+		dl = dlcp_get16(d + 8);
+	}
 	hl = hdr_len[type];
 	check(d[6] * 4u == hl, "type %u: header words %u, want %u", type,
 	      d[6], hl / 4);
@@ -447,12 +456,21 @@ static void check_packet(const uint8_t *p, ssize_t n)
 	 * Packets sent on this host leave with the checksum offloaded, native
 	 * or inside UDP: a raw socket here sees the pseudo-header sum that
 	 * the device completes (loopback needs none), as a capture sees
-	 * TCP's.
+	 * TCP's; a super-packet's is its first packet's, for each packet cut
+	 * from it.
 	 */
-	check(dlcp_pkt_csum_ok(d, dl, pseudo) ||
+	check((segs == 1 && dlcp_pkt_csum_ok(d, dl, pseudo)) ||
 	      dlcp_get16(d + 10) == dlcp_csum_fold(pseudo),
 	      "type %u: bad checksum %#x", type, dlcp_get16(d + 10));
-	if (u)
+	if (segs > 1)
+		dl = (size_t)n - ihl;
+	if (u && segs > 1)
+		check(dlcp_get16(u + 6) ==
+		      dlcp_csum_fold(dlcp_csum_pseudo4(ip->saddr, ip->daddr,
+						       IPPROTO_UDP,
+						       (uint16_t)(dl + 8))),
+		      "UDP super-packet: checksum %#x", dlcp_get16(u + 6));
+	else if (u)
 		check(udp_csum_ok(ip, u, d, dl, pseudo),
 		      "type %u: UDP checksum %#x wrong", type,
 		      dlcp_get16(u + 6));
@@ -612,10 +630,10 @@ static int cmd_wire(void)
 	}
 	usleep(200000);
 	raw_drain(raw);
-	printf("%s: DATA %lu, REPORT %lu (%lu gaps), STOP %lu, PROBE %lu, "
-	       "ABORT %lu packets checked\n", udp_mode ? "UDP" : "native",
-	       nr_type[1], nr_type[2], nr_gaps, nr_type[3], nr_type[4],
-	       nr_type[5]);
+	printf("%s: DATA %lu (%lu super-packets), REPORT %lu (%lu gaps), "
+	       "STOP %lu, PROBE %lu, ABORT %lu packets checked\n",
+	       udp_mode ? "UDP" : "native", nr_type[1], nr_super, nr_type[2],
+	       nr_gaps, nr_type[3], nr_type[4], nr_type[5]);
 	/* REPORTs come with loss (gaps); PROBEs only when reports stop */
 	for (i = 1; i <= 5; i++)
 		if (i != DLCP_T_PROBE && (i != DLCP_T_REPORT || lossy_link))

@@ -141,6 +141,7 @@ f.tsval = ProtoField.uint32("dlcp.tsval", "Timestamp Value (us)", base.DEC)
 f.crit_len = ProtoField.uint32("dlcp.crit_len", "Critical Bytes", base.DEC)
 f.payload = ProtoField.bytes("dlcp.payload", "Payload")
 f.payload_len = ProtoField.uint32("dlcp.payload_len", "Payload Length", base.DEC)
+f.gso_segs = ProtoField.uint16("dlcp.gso_segs", "Super-packet of (packets)", base.DEC)
 
 -- REPORT
 f.rcvd = ProtoField.uint32("dlcp.report.rcvd", "Bytes Received", base.DEC)
@@ -528,7 +529,16 @@ function dlcp.dissector(tvb, pinfo, root)
 
 	local len = tvb(8, 2):uint()
 	local li = tree:add(f.len, tvb(8, 2))
-	if len ~= wire_len then
+	-- a super-packet (net.dlcp.gso, udp_gso), seen whole on the host that
+	-- sent it or past a veth: the header of its first packet, whose length
+	-- it gives, then the payload of all its packets, of that one size
+	local dhl = type_hdr_len[T_DATA]
+	local segs = 1
+	if type == T_DATA and len ~= wire_len and len > dhl and
+	   wire_len >= 2 * len - dhl and (wire_len - dhl) % (len - dhl) == 0 then
+		segs = math.floor((wire_len - dhl) / (len - dhl))
+		tree:add(f.gso_segs, segs):set_generated()
+	elseif len ~= wire_len then
 		li:add_proto_expert_info(e.len, string.format(
 			"Length field disagrees with the packet: %u, IP payload %u bytes", len, wire_len))
 	end
@@ -577,6 +587,9 @@ function dlcp.dissector(tvb, pinfo, root)
 	}
 	if fs ~= "" then
 		info[#info + 1] = "[" .. fs .. "]"
+	end
+	if segs > 1 then
+		info[#info + 1] = string.format("super-packet of %u", segs)
 	end
 	info[#info + 1] = string.format("msg=0x%08x len=%u", msg_id, msg_len)
 	tree:append_text(string.format(", Src Port: %u, Dst Port: %u, %s",

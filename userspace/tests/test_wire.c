@@ -114,6 +114,7 @@ int main(void)
 		cmocka_unit_test(test_drop_hdrlen),
 		cmocka_unit_test(test_hdrlen_extension_accepted),
 		cmocka_unit_test(test_drop_len),
+		cmocka_unit_test(test_gso_segs),
 		cmocka_unit_test(test_drop_flags),
 		cmocka_unit_test(test_drop_msglen),
 		cmocka_unit_test(test_drop_offset),

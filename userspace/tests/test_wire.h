@@ -54,6 +54,7 @@ void test_drop_type(void **state);
 void test_drop_hdrlen(void **state);
 void test_hdrlen_extension_accepted(void **state);
 void test_drop_len(void **state);
+void test_gso_segs(void **state);
 void test_drop_flags(void **state);
 void test_drop_msglen(void **state);
 void test_drop_offset(void **state);

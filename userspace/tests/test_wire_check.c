@@ -157,6 +157,36 @@ void test_drop_len(void **state)
 	assert_int_equal(check(buf, len), DLCP_DROP_NONE);
 }
 
+/*
+ * dlcp_wire_gso_segs(): a header whose length field is the packet's stands
+ * for one packet; a DATA header followed by whole payloads of its packet's
+ * size for a super-packet of that many; anything else for none.
+ */
+void test_gso_segs(void **state)
+{
+	uint8_t buf[BUF_SIZE];
+	uint32_t one;
+
+	(void)state;
+	one = (uint32_t)mk_data(buf, 10000, 0, 100);
+	assert_int_equal(dlcp_wire_gso_segs(buf, one), 1);
+	assert_int_equal(dlcp_wire_gso_segs(buf, DLCP_DATA_HDR_LEN + 200), 2);
+	assert_int_equal(dlcp_wire_gso_segs(buf, DLCP_DATA_HDR_LEN + 4400), 44);
+	/* a payload that is not whole packets, or less than two */
+	assert_int_equal(dlcp_wire_gso_segs(buf, DLCP_DATA_HDR_LEN + 250), 0);
+	assert_int_equal(dlcp_wire_gso_segs(buf, one - 1), 0);
+	assert_int_equal(dlcp_wire_gso_segs(buf, DLCP_DATA_HDR_LEN), 0);
+	/* a length field of a header alone (no payload to repeat) */
+	dlcp_put16(buf + 8, DLCP_DATA_HDR_LEN);
+	assert_int_equal(dlcp_wire_gso_segs(buf, DLCP_DATA_HDR_LEN), 1);
+	assert_int_equal(dlcp_wire_gso_segs(buf, DLCP_DATA_HDR_LEN + 100), 0);
+	/* other types are never super-packets */
+	dlcp_put16(buf + 8, (uint16_t)one);
+	buf[4] = (uint8_t)((DLCP_VERSION << 4) | DLCP_T_REPORT);
+	assert_int_equal(dlcp_wire_gso_segs(buf, one), 1);
+	assert_int_equal(dlcp_wire_gso_segs(buf, DLCP_DATA_HDR_LEN + 200), 0);
+}
+
 void test_drop_flags(void **state)
 {
 	uint8_t buf[BUF_SIZE];
