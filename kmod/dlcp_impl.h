@@ -160,9 +160,9 @@
  * @udp_entropy:	net.dlcp.udp_entropy, packets per source port (0: one
  *			port per message)
  * @udp_gso:		net.dlcp.udp_gso, send runs of packets that share a
- *			source port as one UDP GSO super-packet (default off)
+ *			source port as one UDP GSO super-packet (default on)
  * @gso:		net.dlcp.gso, native mode: send runs of packets as one
- *			super-packet (dlcp_offload.c; default off)
+ *			super-packet (dlcp_offload.c; default on)
  * @rx_keep:		net.dlcp.rx_keep, keep received DATA packets that
  *			extend their message in order rather than copy them
  *			(dlcp_buf.c; default on)

@@ -52,8 +52,8 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->udp_sport_min = 49152;
 	dn->udp_sport_max = 65535;
 	dn->udp_entropy = 1;
-	dn->udp_gso = 0;
-	dn->gso = 0;
+	dn->udp_gso = 1;
+	dn->gso = 1;
 	dn->rx_keep = 1;
 	dn->max_in_msgs = 4096;
 	dn->max_in_msgs_peer = 1024;

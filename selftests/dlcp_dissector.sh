@@ -212,7 +212,8 @@ send()
 
 # Phase 1, clean link: three messages (one segment; 64 KiB of fp32 with
 # metadata; a message with a loss budget, which sends a PROBE after its
-# last new segment). Phase 2, 20% loss on the data path: 200000 bytes.
+# last new segment). Phase 2, 20% loss on the data path: 200000 bytes,
+# packet by packet (GSO off: netem would drop a super-packet whole).
 traffic()
 {
 	local rcv_pid rc=0
@@ -225,9 +226,11 @@ traffic()
 	send -s "$SMALL" -T 1 || rc=1
 	send -s "$MEDIUM" -y fp32 -T 42 -I 7 -L 3 || rc=1
 	send -s "$BUDGETED" -B 10000 -T 2 || rc=1
+	ip netns exec dd_snd ethtool -K veth0 gso off > /dev/null || rc=1
 	tc -n dd_snd qdisc add dev veth0 root netem loss 20% || rc=1
 	send -s "$LOSSY" -T 3 || rc=1
 	tc -n dd_snd qdisc del dev veth0 root
+	ip netns exec dd_snd ethtool -K veth0 gso on > /dev/null
 	wait "$rcv_pid" || rc=1
 	stop_capture "$tmpdir/dlcp.pcap"
 	echo "receiver:"

@@ -201,8 +201,8 @@ none_whole()
 }
 
 # Super-packets pass the veth whole and the receiver takes them whole,
-# natively and inside UDP; with net.dlcp.gso and net.dlcp.udp_gso 0 (the
-# defaults) none is built.
+# natively and inside UDP; with net.dlcp.gso and net.dlcp.udp_gso 0 none
+# is built.
 case_gso_whole()
 {
 	local enc
@@ -418,7 +418,37 @@ case_rx_keep_rmem()
 	[ "$kept" -gt 0 ] || fail "three senders: nothing kept"
 }
 
+# A new namespace's defaults: super-packets natively (net.dlcp.gso 1) and
+# in UDP mode (net.dlcp.udp_gso 1), where the default udp_entropy 1 gives
+# every packet a port of its own, so that none goes in a super-packet.
+case_gso_defaults()
+{
+	local v enc
+
+	v=$(unshare -n sysctl -n net.dlcp.gso net.dlcp.udp_gso \
+		net.dlcp.udp_entropy | tr '\n' ' ')
+	echo "gso, udp_gso, udp_entropy: $v"
+	[ "$v" = "1 1 1 " ] || fail "defaults $v, not 1 1 1" || return 1
+	for enc in native udp; do
+		gso_on "$enc" || return 1
+		ip netns exec ns_gs sysctl -qw net.dlcp.gso=1 net.dlcp.udp_gso=1 \
+			net.dlcp.udp_entropy=1 || return 1
+		snap
+		xfer 4 4 1048576 || return 1
+		echo -n "$enc: "
+		delta || return 1
+		if [ "$enc" = native ]; then
+			[ "$out" -gt 0 ] && [ "$in" -eq "$out" ] ||
+				fail "native: $out super-packets, $in whole" || return 1
+		else
+			[ "$out" -eq 0 ] ||
+				fail "udp: $out super-packets with udp_entropy 1" || return 1
+		fi
+	done
+}
+
 CASES=(
+	gso_defaults
 	rx_keep
 	rx_keep_reorder
 	rx_keep_rmem

@@ -63,6 +63,10 @@ setup()
 	ip netns exec ns_ps ping -c 1 -W 5 "$D" > /dev/null || return 1
 	seg=$(ip netns exec ns_ps "$PRIO" segsize --to "$D") || return 1
 	echo "segment size $seg"
+	# the router's queues, its netem and the capture count packets: a
+	# super-packet forwarded whole would be one, so the sender sends
+	# packet by packet (super-packets are dlcp_gso.sh's)
+	ip netns exec ns_ps sysctl -qw net.dlcp.gso=0 || return 1
 	# DLCP_PRIO_SENDER_SYSCTLS="rto_min_ms=50 ...": diagnostics only
 	for m in ${DLCP_PRIO_SENDER_SYSCTLS:-}; do
 		ip netns exec ns_ps sysctl -w "net.dlcp.$m" || return 1
