@@ -21,6 +21,10 @@
  *   inet_add_offload() and inet6_add_offload(): skb_segment() copies the
  *   headers in front of each packet's payload, the offset is set here, and
  *   IP's GSO completes the IP headers (length, id, checksum).
+ * - A tunnel device of the path (VXLAN, GRE, IP in IP) encapsulates it
+ *   whole and adds its own GSO type; where the tunnel's packet is cut, the
+ *   tunnel's segmentation calls dlcp_offload_segment() for the DLCP packets
+ *   inside, which takes those types (DLCP_GSO_OUTER) beside its own.
  *
  * A module cannot add an SKB_GSO_* type of its own. The protocol number
  * picks the callback; SKB_GSO_FRAGLIST, the type that only software
@@ -177,20 +181,35 @@ int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,
 }
 
 /*
- * @skb (skb->data at the DLCP header) is a super-packet of
- * dlcp_offload_xmit()'s making, of UDP mode if @udp, as its type says: one
- * header and gso_segs whole packets of payload, each to get the first
- * one's length and sum
+ * GSO types that an encapsulation below DLCP adds to a super-packet on its
+ * way out (a UDP tunnel such as VXLAN, GRE, IP in IP): the kernel's
+ * segmentation of those strips the outer headers and calls
+ * dlcp_offload_segment() for the DLCP packets inside, as it calls TCP's
  */
-static bool dlcp_offload_ours(const struct sk_buff *skb, bool udp)
+#define DLCP_GSO_OUTER	(SKB_GSO_UDP_TUNNEL | SKB_GSO_UDP_TUNNEL_CSUM | \
+			 SKB_GSO_GRE | SKB_GSO_GRE_CSUM | SKB_GSO_IPXIP4 | \
+			 SKB_GSO_IPXIP6)
+
+/*
+ * @skb (skb->data at the DLCP header) has the shape of a super-packet of
+ * dlcp_offload_xmit()'s making: one header and gso_segs whole packets of
+ * payload, each to get the first one's length and sum
+ */
+static bool dlcp_offload_shape(const struct sk_buff *skb)
 {
 	const struct skb_shared_info *shinfo = skb_shinfo(skb);
 
-	return shinfo->gso_type == dlcp_offload_type(udp) &&
-	       !skb_has_frag_list(skb) &&
+	return !skb_has_frag_list(skb) &&
 	       shinfo->gso_size > DLCP_DATA_HDR_LEN &&
 	       skb->len == DLCP_DATA_HDR_LEN + (u64)shinfo->gso_segs *
 			   (shinfo->gso_size - DLCP_DATA_HDR_LEN);
+}
+
+/* ... and is one of UDP mode if @udp, as its type says */
+static bool dlcp_offload_ours(const struct sk_buff *skb, bool udp)
+{
+	return skb_shinfo(skb)->gso_type == dlcp_offload_type(udp) &&
+	       dlcp_offload_shape(skb);
 }
 
 /*
@@ -210,8 +229,9 @@ struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 	u32 mss, off;
 	__sum16 sum;
 
-	if (!(dlcp_offload_ours(skb, false) || dlcp_offload_ours(skb, true)) ||
-	    !pskb_may_pull(skb, DLCP_DATA_HDR_LEN))
+	/* natively or in UDP mode, and maybe inside a tunnel of the path */
+	if ((skb_shinfo(skb)->gso_type & ~DLCP_GSO_OUTER) != SKB_GSO_FRAGLIST ||
+	    !dlcp_offload_shape(skb) || !pskb_may_pull(skb, DLCP_DATA_HDR_LEN))
 		return ERR_PTR(-EINVAL);
 	shinfo = skb_shinfo(skb);
 	mss = shinfo->gso_size - DLCP_DATA_HDR_LEN;

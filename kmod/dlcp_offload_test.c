@@ -241,6 +241,47 @@ static void dlcp_offload_test_cut_whole_only(struct kunit *test)
 }
 
 /*
+ * A tunnel of the path (IP in IP, GRE, a UDP tunnel) adds its GSO type to
+ * the super-packet; its segmentation calls DLCP's for the packets inside,
+ * which cuts them as any. A type DLCP never builds is refused.
+ */
+static void dlcp_offload_test_cut_in_tunnel(struct kunit *test)
+{
+	static const unsigned int outer[] = {
+		SKB_GSO_IPXIP4, SKB_GSO_IPXIP6, SKB_GSO_GRE | SKB_GSO_GRE_CSUM,
+		SKB_GSO_UDP_TUNNEL,
+	};
+	static const unsigned int foreign[] = {
+		SKB_GSO_TCPV4, SKB_GSO_UDP_L4, SKB_GSO_DODGY,
+	};
+	struct sk_buff *skb, *segs, *p;
+	unsigned int i, n;
+
+	for (i = 0; i < ARRAY_SIZE(outer); i++) {
+		skb = ot_super();
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, skb);
+		skb_shinfo(skb)->gso_type |= outer[i];
+		segs = dlcp_offload_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, segs);
+		for (p = segs, n = 0; p; p = p->next)
+			n++;
+		KUNIT_EXPECT_EQ(test, n, OT_SEGS);
+		kfree_skb_list(segs);
+		kfree_skb(skb);
+	}
+	for (i = 0; i < ARRAY_SIZE(foreign); i++) {
+		skb = ot_super();
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, skb);
+		skb_shinfo(skb)->gso_type |= foreign[i];
+		segs = dlcp_offload_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM);
+		KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(segs), -EINVAL);
+		if (!IS_ERR(segs))
+			kfree_skb_list(segs);
+		kfree_skb(skb);
+	}
+}
+
+/*
  * A super-packet of UDP mode as dlcp_offload_xmit() builds it and IP's GSO
  * hands it to UDP's: ot_super()'s inside a UDP header (skb->data there),
  * typed as a UDP tunnel's GSO packet whose inner headers are all the DLCP
@@ -365,6 +406,7 @@ static struct kunit_case dlcp_offload_test_cases[] = {
 	KUNIT_CASE(dlcp_offload_test_cut_device_sums),
 	KUNIT_CASE(dlcp_offload_test_cut_software_sums),
 	KUNIT_CASE(dlcp_offload_test_cut_whole_only),
+	KUNIT_CASE(dlcp_offload_test_cut_in_tunnel),
 	KUNIT_CASE(dlcp_offload_test_udp_cut),
 	KUNIT_CASE(dlcp_offload_test_udp_rcv_ok),
 	{}

@@ -58,6 +58,8 @@ after_case()
 	ip netns exec ns_gr sysctl -qw net.dlcp.rx_keep=1 net.dlcp.rmem=134217728
 	ip netns exec ns_gs sysctl -qw net.dlcp.encap=0
 	ip netns exec ns_gr sysctl -qw net.dlcp.encap=0
+	ip -n ns_gs link del tun0 2> /dev/null
+	ip -n ns_gr link del tun0 2> /dev/null
 	return 0
 }
 
@@ -88,10 +90,12 @@ counter_delta()	# NS COUNTER BEFORE
 # xfer FAMILY COUNT SIZE [BUDGET]: COUNT messages of SIZE bytes, exact
 # (budget 0) unless BUDGET is given, checked byte by byte; XFER_WINDOW=W:
 # at most W messages unfinished at a time; XFER_SENDERS=N: N senders at
-# once to the one receiver, COUNT / N messages each
+# once to the one receiver, COUNT / N messages each; XFER_TO=ADDR: to that
+# IPv4 address of ns_gr
 xfer()
 {
-	local fam=$1 count=$2 size=$3 budget=${4:-0} to=10.77.6.1 rpid rc=0
+	local fam=$1 count=$2 size=$3 budget=${4:-0} to=${XFER_TO:-10.77.6.1}
+	local rpid rc=0
 	local senders=${XFER_SENDERS:-1} pids=() i
 
 	[ "$fam" = 6 ] && to=fd77:6::1
@@ -447,8 +451,73 @@ case_gso_defaults()
 	done
 }
 
+# tunnel_up KIND: an IP-in-IP or VXLAN tunnel over eth0, 10.79.6.2 in
+# ns_gs to 10.79.6.1 in ns_gr
+tunnel_up()
+{
+	local ns a b
+
+	for ns in ns_gs ns_gr; do
+		if [ "$ns" = ns_gs ]; then a=2 b=1; else a=1 b=2; fi
+		if [ "$1" = ipip ]; then
+			ip -n "$ns" link add tun0 type ipip local "10.77.6.$a" \
+				remote "10.77.6.$b" || return 1
+		else
+			ip -n "$ns" link add tun0 type vxlan id 42 dstport 4789 \
+				local "10.77.6.$a" remote "10.77.6.$b" || return 1
+		fi
+		ip -n "$ns" addr add "10.79.6.$a/24" dev tun0 &&
+		ip -n "$ns" link set tun0 up || return 1
+	done
+}
+
+# Super-packets into a tunnel of the path (IP in IP, VXLAN): the tunnel
+# adds its GSO type (SKB_GSO_IPXIP4, SKB_GSO_UDP_TUNNEL) and the kernel's
+# segmentation of it calls DLCP's for the packets inside, where the
+# underlying device cuts them (tx-gso-list off) or where they arrive.
+# Nothing is lost on the way: every packet resent must have arrived
+# before (the receiver counts it a duplicate, or late once its message
+# was complete), but for a few.
+case_gso_tunnel()
+{
+	local kind enc how rtx0 rtx dup0 dup late0
+
+	for kind in ipip vxlan; do
+		modprobe -q "$kind" 2> /dev/null
+		tunnel_up "$kind" || fail "$kind tunnel" || return 1
+		for enc in native udp; do
+			gso_on "$enc" || return 1
+			for how in whole "tx-gso-list off"; do
+				# shellcheck disable=SC2086
+				[ "$how" = whole ] ||
+					ip netns exec ns_gs ethtool -K eth0 $how > /dev/null ||
+					return 1
+				rtx0=$(snmp ns_gs DlcpRetransPkts)
+				dup0=$(snmp ns_gr DlcpInDupPkts)
+				late0=$(snmp ns_gr DlcpInLatePkts)
+				snap
+				XFER_TO=10.79.6.1 xfer 4 4 1048576 || return 1
+				echo -n "$kind, $enc, $how: "
+				delta || return 1
+				rtx=$(counter_delta ns_gs DlcpRetransPkts "$rtx0")
+				dup=$(($(counter_delta ns_gr DlcpInDupPkts "$dup0") +
+				       $(counter_delta ns_gr DlcpInLatePkts "$late0")))
+				echo "$kind, $enc, $how: $rtx resent, $dup of them had arrived"
+				[ "$out" -gt 0 ] ||
+					fail "$kind, $enc: no super-packet" || return 1
+				[ $((rtx - dup)) -le 10 ] ||
+					fail "$kind, $enc, $how: $((rtx - dup)) packets lost" ||
+					return 1
+			done
+			ip netns exec ns_gs ethtool -K eth0 tx-gso-list on > /dev/null
+		done
+		ip -n ns_gs link del tun0 && ip -n ns_gr link del tun0 || return 1
+	done
+}
+
 CASES=(
 	gso_defaults
+	gso_tunnel
 	rx_keep
 	rx_keep_reorder
 	rx_keep_rmem
