@@ -43,8 +43,10 @@ ip netns del lx
 
 ip netns add ll
 ip -n ll link set lo up
-# Ethernet-sized segments, so that a loss is a small part of a message
+# Ethernet-sized segments, so that a loss is a small part of a message,
+# sent packet by packet (GSO off): netem drops a super-packet whole
 ip -n ll link set lo mtu 1500
+ip netns exec ll ethtool -K lo gso off > /dev/null || rc=1
 ip netns exec ll tc qdisc add dev lo root netem loss random "$LOSS"
 echo "# lo: netem loss $LOSS"
 if [ "$TORCH" != only ]; then
