@@ -398,7 +398,7 @@ static void check_packet(const uint8_t *p, ssize_t n)
 {
 	const struct iphdr *ip = (const void *)p;
 	const uint8_t *d, *u = NULL;
-	size_t ihl, dl;
+	size_t ihl, dl, one;
 	uint32_t pseudo, segs;
 	unsigned int type, hl;
 	static const unsigned int hdr_len[] = {
@@ -443,15 +443,13 @@ static void check_packet(const uint8_t *p, ssize_t n)
 	segs = dlcp_wire_gso_segs(d, (uint32_t)dl);
 	check(segs, "type %u: length field %u, packet %zu", type,
 	      dlcp_get16(d + 8), dl);
-	if (segs > 1) {
-		nr_super++;
-		dl = dlcp_get16(d + 8);
-	}
+	nr_super += segs > 1;
+	one = segs > 1 ? dlcp_get16(d + 8) : dl;
 	hl = hdr_len[type];
 	check(d[6] * 4u == hl, "type %u: header words %u, want %u", type,
 	      d[6], hl / 4);
 	pseudo = dlcp_csum_pseudo4(ip->saddr, ip->daddr, IPPROTO_DLCP,
-				   (uint16_t)dl);
+				   (uint16_t)one);
 	/*
 	 * Packets sent on this host leave with the checksum offloaded, native
 	 * or inside UDP: a raw socket here sees the pseudo-header sum that
@@ -462,8 +460,6 @@ static void check_packet(const uint8_t *p, ssize_t n)
 	check((segs == 1 && dlcp_pkt_csum_ok(d, dl, pseudo)) ||
 	      dlcp_get16(d + 10) == dlcp_csum_fold(pseudo),
 	      "type %u: bad checksum %#x", type, dlcp_get16(d + 10));
-	if (segs > 1)
-		dl = (size_t)n - ihl;
 	if (u && segs > 1)
 		check(dlcp_get16(u + 6) ==
 		      dlcp_csum_fold(dlcp_csum_pseudo4(ip->saddr, ip->daddr,
