@@ -593,24 +593,25 @@ run_group()
 					--size 1m --concurrency 4 --duration "$D"
 			fi
 			ip netns exec $SNS sysctl -qw net.dlcp.gso=0
-			# UDP mode with one source port per message: super-packets
-			# inside UDP (the receiver's namespace opens its UDP port)
+			# UDP mode at the defaults: super-packets inside UDP, a
+			# source port per packet where they are cut (the receiver's
+			# namespace opens its UDP port)
 			ip netns exec $RNS sysctl -qw net.dlcp.encap=1
-			ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=0 net.dlcp.udp_gso=1
+			ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=1 net.dlcp.udp_gso=1
 			run_case s8 "unshaped_1m_udp_gso$sfx" dlcp 1 \
-				"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0$p1}" -- \
+				"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":1$p1}" -- \
 				--size 1m --concurrency 4 --duration "$D" --encap udp
 			if [ "$mtu" = 1500 ]; then
 				run_case s8 unshaped_1m_udp_gso_4sock dlcp 4 \
-					"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0}" -- \
+					"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":1}" -- \
 					--size 1m --concurrency 4 --duration "$D" --encap udp
 			fi
 			# the same without super-packets: what UDP GSO saves
 			ip netns exec $SNS sysctl -qw net.dlcp.udp_gso=0
 			run_case s8 "$udpc" dlcp 1 \
-				"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":0,\"udp_gso\":0$p1}" -- \
+				"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":1,\"udp_gso\":0$p1}" -- \
 				--size 1m --concurrency 4 --duration "$D" --encap udp
-			ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=1
+			ip netns exec $SNS sysctl -qw net.dlcp.udp_gso=1
 			ip netns exec $RNS sysctl -qw net.dlcp.encap=0
 		done
 		ip -n bsnd link set veth0 mtu 1500

@@ -838,6 +838,7 @@ void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 		   const struct in6_addr *saddr, const struct in6_addr *daddr,
 		   u32 msg_id, u32 seg);
 u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg);
+u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg);
 
 /* dlcp_ipv4.c */
 int dlcp_ipv4_init(void);

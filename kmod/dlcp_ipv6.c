@@ -14,7 +14,8 @@
  * Per-packet entropy: in native mode the flow label changes with the
  * packet (net.dlcp.udp_entropy packets per label, as the UDP source port
  * in UDP mode), so that flow-label ECMP hashing spreads one message over
- * every path.
+ * every path; where a super-packet is cut, each packet gets its own
+ * (dlcp_offload.c).
  */
 #include <linux/bpf-cgroup.h>
 #include <linux/icmpv6.h>

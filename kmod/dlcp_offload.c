@@ -41,11 +41,21 @@
  * packets and then completes each UDP header, its checksum built on the
  * sum each DLCP packet leaves in SKB_GSO_CB.
  *
+ * Path entropy: a super-packet carries its first packet's UDP source port
+ * (UDP mode) or IPv6 flow label (native), but the cut gives every packet
+ * the one it would have had sent alone (net.dlcp.udp_entropy packets per
+ * port or label). Where a super-packet passes whole it stays on the host
+ * (a veth to another namespace, loopback natively); where it leaves for a fabric
+ * whose ECMP hashes ports and labels, a NIC's driver cannot take the
+ * FRAGLIST type and GSO cuts it first. So super-packets and a port per
+ * packet go together, and udp_entropy does not limit a super-packet.
+ *
  * How many packets go in a super-packet is decided here too:
  * dlcp_offload_segs().
  */
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <linux/udp.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <net/protocol.h>
@@ -73,11 +83,11 @@ static unsigned int dlcp_offload_type(bool udp)
  * How many new segments of @m, from @seg on, go out now in one
  * super-packet over @dst (dlcp_offload_xmit()): as many as the window, the
  * flight ring, the pacing (up to two intervals ahead, as for single
- * packets) and 64 KB allow, all with the same flags, and in UDP mode from
- * one source port (net.dlcp.udp_entropy). 1 with DLCP_PATHS (each packet
- * picks its path), with net.dlcp.gso off (net.dlcp.udp_gso in UDP mode),
- * or with a device that may not segment (ethtool's gso off), as TCP builds
- * no GSO packets for one. 0: none now, wait for the window to open
+ * packets) and 64 KB allow, all with the same flags (the cut gives each
+ * its own path entropy, see the top of the file). 1 with DLCP_PATHS (each
+ * packet picks its path), with net.dlcp.gso off (net.dlcp.udp_gso in UDP
+ * mode), or with a device that may not segment (ethtool's gso off), as TCP
+ * builds no GSO packets for one. 0: none now, wait for the window to open
  * further.
  */
 u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
@@ -86,7 +96,7 @@ u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	const struct dlcp_sock *dsk = dlcp_sk(sk);
 	const struct dlcp_peer *p = m->peer;
-	u32 k, n, i, bytes, room, want;
+	u32 k, i, bytes, room, want;
 	u8 flags;
 
 	if (m->paths)
@@ -101,11 +111,6 @@ u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 	k = min3(k, bytes / (DLCP_DATA_HDR_LEN + m->seg_size),
 		 (u32)DLCP_GSO_MAX_SEGS);
 	k = min_t(u32, k, READ_ONCE(dst->dev->gso_max_segs));
-	if (m->udp) {
-		n = READ_ONCE(dn->udp_entropy);
-		if (n)
-			k = min(k, n - seg % n);
-	}
 	/*
 	 * A super-packet may hold up to DLCP_GSO_PACE_NS of the pacing
 	 * rate, as tcp_tso_autosize() sizes TCP's: the pacing clock then
@@ -213,20 +218,71 @@ static bool dlcp_offload_ours(const struct sk_buff *skb, bool udp)
 }
 
 /*
+ * Where the path entropy of the packets being cut from super-packet @skb
+ * lives: in UDP mode the UDP header in front of the DLCP header, which is
+ * all that UDP's tunnel segmentation pulled (it leaves the network header
+ * at the DLCP header, where dlcp_offload_xmit() put every inner header);
+ * natively over IPv6 the flow label of DLCP's own IPv6 header (IP's GSO
+ * leaves the network header there). Anything else (IPv4, a tunnel's outer
+ * header) carries none of DLCP's.
+ */
+enum dlcp_offload_ent { DLCP_ENT_NONE, DLCP_ENT_UDP, DLCP_ENT_LABEL };
+
+static enum dlcp_offload_ent dlcp_offload_ent_of(const struct sk_buff *skb)
+{
+	int noff = skb_network_offset(skb);
+
+	if (!noff && skb_shinfo(skb)->gso_type & (SKB_GSO_UDP_TUNNEL |
+						  SKB_GSO_UDP_TUNNEL_CSUM))
+		return DLCP_ENT_UDP;
+	if (noff == -(int)sizeof(struct ipv6hdr) &&
+	    ipv6_hdr(skb)->version == 6 &&
+	    ipv6_hdr(skb)->nexthdr == dlcp_ipproto)
+		return DLCP_ENT_LABEL;
+	return DLCP_ENT_NONE;
+}
+
+/*
+ * Give packet @p, packet @seg of message @msg_id, the path entropy of
+ * @dn's sysctls it would have had sent alone (dlcp_xmit_skb()): its UDP
+ * source port (@ent DLCP_ENT_UDP, before UDP's segmentation sums its
+ * header) or its IPv6 flow label (DLCP_ENT_LABEL)
+ */
+static void dlcp_offload_entropy(struct sk_buff *p, const struct dlcp_net *dn,
+				 enum dlcp_offload_ent ent, u32 msg_id, u32 seg)
+{
+	struct udphdr *uh;
+	__be32 *flow;
+
+	if (ent == DLCP_ENT_UDP) {
+		uh = (struct udphdr *)(skb_transport_header(p) - sizeof(*uh));
+		uh->source = htons(dlcp_udp_sport(dn, msg_id, seg));
+		return;
+	}
+	flow = (__be32 *)ipv6_hdr(p);
+	*flow = (*flow & ~IPV6_FLOWLABEL_MASK) |
+		(htonl(dlcp_entropy(dn, msg_id, seg)) & IPV6_FLOWLABEL_MASK);
+}
+
+/*
  * The GSO callback of the DLCP protocol number, for IPv4 and IPv6: cut
- * the super-packet @skb (skb->data at its DATA header) into its packets.
- * The device sums each packet if it can sum any protocol (HW_CSUM);
- * otherwise skb_segment() sums the payload as it cuts, and the header is
- * added here. skb_segment() moves the socket's charge to the last packet,
- * as for UDP's.
+ * the super-packet @skb (skb->data at its DATA header) into its packets,
+ * each with its own path entropy. The device sums each packet if it can
+ * sum any protocol (HW_CSUM); otherwise skb_segment() sums the payload as
+ * it cuts, and the header is added here. skb_segment() moves the socket's
+ * charge to the last packet, as for UDP's. The sysctls of the entropy are
+ * the sending socket's namespace's, or the device's where it has none (a
+ * super-packet forwarded from another namespace).
  */
 struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 				     netdev_features_t features)
 {
+	enum dlcp_offload_ent ent = dlcp_offload_ent_of(skb);
+	const struct dlcp_net *dn = NULL;
 	struct skb_shared_info *shinfo;
 	struct dlcp_data_hdr *d;
 	struct sk_buff *segs, *p;
-	u32 mss, off;
+	u32 mss, off, msg_id;
 	__sum16 sum;
 
 	/* natively or in UDP mode, and maybe inside a tunnel of the path */
@@ -237,6 +293,9 @@ struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 	mss = shinfo->gso_size - DLCP_DATA_HDR_LEN;
 	d = (struct dlcp_data_hdr *)skb->data;
 	off = ntohl(d->offset);
+	msg_id = ntohl(d->common.msg_id);
+	if (ent != DLCP_ENT_NONE)
+		dn = dlcp_pernet(skb->sk ? sock_net(skb->sk) : dev_net(skb->dev));
 	/* IP_CSUM and IPV6_CSUM sum TCP and UDP only */
 	if (!(features & NETIF_F_HW_CSUM))
 		features &= ~NETIF_F_CSUM_MASK;
@@ -250,6 +309,8 @@ struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 	for (p = segs; p; p = p->next, off += mss) {
 		d = (struct dlcp_data_hdr *)skb_transport_header(p);
 		d->offset = htonl(off);
+		if (dn)
+			dlcp_offload_entropy(p, dn, ent, msg_id, off / mss);
 		/*
 		 * Either way SKB_GSO_CB(p) ends up with the sum of the packet
 		 * as it will leave, on which a UDP tunnel's cut builds each

@@ -318,6 +318,7 @@ static struct sk_buff *ot_udp_super(struct net_device *dev,
 				       IPPROTO_UDP, 0);
 	dev->features = features;
 	dev->hw_enc_features = features;
+	dev_net_set(dev, &init_net);
 	skb->dev = dev;
 	return skb;
 }
@@ -325,14 +326,17 @@ static struct sk_buff *ot_udp_super(struct net_device *dev,
 /*
  * Where the path cuts a super-packet of UDP mode (a NIC, tbf), the UDP
  * tunnel's GSO cuts it with DLCP's: OT_SEGS datagrams, each with its UDP
- * length, the packet's offset and bytes, and both checksums right, summed
- * by the device or in software.
+ * length, the packet's offset and bytes, the source port it would have had
+ * sent alone (the device's namespace's sysctls: the skb has no socket),
+ * and both checksums right, summed by the device or in software.
  */
 static void ot_udp_cut(struct kunit *test, netdev_features_t features)
 {
 	const u32 plen = DLCP_DATA_HDR_LEN + OT_MSS;
 	const u32 ulen = sizeof(struct udphdr) + plen;
+	const struct dlcp_net *dn = dlcp_pernet(&init_net);
 	struct sk_buff *skb, *segs, *p;
+	u16 sport[OT_SEGS] = {};
 	struct net_device *dev;
 	u32 i = 0, t;
 	__wsum sum;
@@ -354,6 +358,10 @@ static void ot_udp_cut(struct kunit *test, netdev_features_t features)
 			KUNIT_EXPECT_EQ(test, skb_checksum_help(p), 0);
 		uh = (const struct udphdr *)skb_transport_header(p);
 		KUNIT_EXPECT_EQ(test, ntohs(uh->len), ulen);
+		KUNIT_EXPECT_EQ(test, ntohs(uh->source),
+				dlcp_udp_sport(dn, 7, OT_OFF / OT_MSS + i));
+		if (i < OT_SEGS)
+			sport[i] = ntohs(uh->source);
 		sum = skb_checksum(p, t, ulen, 0);
 		KUNIT_EXPECT_EQ(test, csum_tcpudp_magic(ot_saddr, ot_daddr, ulen,
 							IPPROTO_UDP, sum), 0);
@@ -366,6 +374,10 @@ static void ot_udp_cut(struct kunit *test, netdev_features_t features)
 			       i);
 	}
 	KUNIT_EXPECT_EQ(test, i, OT_SEGS);
+	/* a port per packet (udp_entropy 1): jhash gives these five apart */
+	if (READ_ONCE(dn->udp_entropy) == 1)
+		for (i = 1; i < OT_SEGS; i++)
+			KUNIT_EXPECT_NE(test, sport[i], sport[i - 1]);
 	kfree_skb_list(segs);
 	kfree_skb(skb);
 	kfree(dev);

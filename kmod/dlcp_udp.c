@@ -19,12 +19,12 @@
  * lco_csum()). A receiver's UDP layer verifies UDP's, which covers the
  * whole DLCP packet, before handing it over; DLCP's is then not summed
  * again. A datagram without one (zero, as IPv4 allows) has DLCP's
- * verified. With net.dlcp.udp_gso, runs of packets that share a source
- * port leave as one super-packet inside one UDP header, typed as a UDP
- * tunnel's GSO packet whose inner protocol is DLCP (dlcp_offload.c): a
- * receiver on the same host takes it whole, and anywhere else the UDP
- * tunnel's GSO cuts it with DLCP's, each packet with its UDP header and
- * both checksums.
+ * verified. With net.dlcp.udp_gso, runs of packets leave as one
+ * super-packet inside one UDP header, typed as a UDP tunnel's GSO packet
+ * whose inner protocol is DLCP (dlcp_offload.c): a receiver across a veth
+ * takes it whole, and anywhere else (loopback too, which takes no
+ * encapsulated GSO packet) the UDP tunnel's GSO cuts it with DLCP's, each
+ * packet with its UDP header, its own source port and both checksums.
  *
  * Each network namespace that uses UDP mode owns kernel UDP sockets on
  * udp_port (IPv4, and IPv6-only when IPv6 is available), set up with the
@@ -231,7 +231,7 @@ u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg)
 }
 
 /* The UDP source port of packet @seg of message @msg_id. */
-static u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
+u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
 {
 	u32 lo = READ_ONCE(dn->udp_sport_min), hi = READ_ONCE(dn->udp_sport_max);
 
@@ -240,6 +240,7 @@ static u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
 	return lo + reciprocal_scale(dlcp_entropy(dn, msg_id, seg),
 				     hi - lo + 1);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_udp_sport);
 
 /*
  * Put a UDP header in front of the DLCP packet at skb->data, from @saddr

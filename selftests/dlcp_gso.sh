@@ -64,14 +64,14 @@ after_case()
 }
 
 # gso_on ENC: super-packets natively (ENC native: net.dlcp.gso) or inside
-# UDP (ENC udp: net.dlcp.udp_gso, one source port per message); OUT_CTR
-# and IN_CTR name the counters of super-packets sent and taken whole
+# UDP (ENC udp: net.dlcp.udp_gso, a source port per packet where they are
+# cut: udp_entropy 1); OUT_CTR and IN_CTR name the counters of
+# super-packets sent and taken whole
 gso_on()
 {
 	if [ "$1" = udp ]; then
 		OUT_CTR=DlcpUdpGsoOutPkts IN_CTR=DlcpUdpGsoInPkts
-		ip netns exec ns_gs sysctl -qw net.dlcp.encap=1 net.dlcp.udp_gso=1 \
-			net.dlcp.udp_entropy=0 &&
+		ip netns exec ns_gs sysctl -qw net.dlcp.encap=1 net.dlcp.udp_gso=1 &&
 		ip netns exec ns_gr sysctl -qw net.dlcp.encap=1
 	else
 		OUT_CTR=DlcpGsoOutPkts IN_CTR=DlcpGsoInPkts
@@ -231,6 +231,54 @@ case_gso_cut_by_sender()
 	ip netns exec ns_gs ethtool -K eth0 tx-gso-list off > /dev/null ||
 		fail "ethtool -K eth0 tx-gso-list off" || return 1
 	xfer_each some_sent none_whole
+}
+
+# entropy_on_wire: of 200 packets that ns_gr captured while 4 x 1 MiB came
+# from ns_gs, inside UDP nearly every one has a source port of its own,
+# natively over IPv6 a flow label of its own (udp_entropy 1), though they
+# were cut from super-packets that carried their first packet's
+entropy_on_wire()
+{
+	local filt="ip6 proto 253" v=-v what=labels n
+
+	[ "$enc" = udp ] && filt="udp dst port 9253" v='' what=ports
+	[ "$enc" = native ] && [ "$fam" = 4 ] && return 0
+	# shellcheck disable=SC2086 # $v: no word when empty
+	ip netns exec ns_gr timeout 60 tcpdump -i eth0 -n $v -s 128 -B 8192 -l \
+		--immediate-mode -c 200 "$filt" > "$tmpdir/cap" 2> "$tmpdir/cap.err" &
+	capture_ready "$tmpdir/cap.err" $! || return 1
+	snap
+	xfer "$fam" 4 1048576 || return 1
+	wait
+	echo -n "$enc, IPv$fam: "
+	delta || return 1
+	if [ "$enc" = udp ]; then
+		# ... ADDR.SPORT > ADDR.9253: UDP ...
+		n=$(awk '{ for (i = 3; i <= NF; i++)
+			if ($i ~ /\.9253:$/ && $(i - 1) == ">") {
+				k = split($(i - 2), a, "."); print a[k] } }' \
+			"$tmpdir/cap" | sort -u | wc -l)
+	else
+		n=$(grep -o 'flowlabel 0x[0-9a-f]*' "$tmpdir/cap" | sort -u | wc -l)
+	fi
+	echo "$enc, IPv$fam: $(wc -l < "$tmpdir/cap") packets captured, $n $what"
+	[ "$out" -gt 0 ] || fail "$enc, IPv$fam: no super-packet sent" || return 1
+	[ "$n" -ge 100 ] || fail "$enc, IPv$fam: only $n $what in 200 packets"
+}
+
+# Cut where they leave, super-packets still spread one message over every
+# path: the sender's GSO gives every packet its own path entropy, as it
+# would have had sent alone (udp_entropy 1, the default).
+case_gso_cut_entropy()
+{
+	ip netns exec ns_gs ethtool -K eth0 tx-gso-list off > /dev/null ||
+		fail "ethtool -K eth0 tx-gso-list off" || return 1
+	for enc in native udp; do
+		gso_on "$enc" || return 1
+		for fam in 4 6; do
+			entropy_on_wire || return 1
+		done
+	done
 }
 
 # Checksum offload off (ethtool tx off): the kernel sums every packet
@@ -423,8 +471,8 @@ case_rx_keep_rmem()
 }
 
 # A new namespace's defaults: super-packets natively (net.dlcp.gso 1) and
-# in UDP mode (net.dlcp.udp_gso 1), where the default udp_entropy 1 gives
-# every packet a port of its own, so that none goes in a super-packet.
+# in UDP mode (net.dlcp.udp_gso 1, with a port per packet where they are
+# cut: udp_entropy 1), taken whole across a veth.
 case_gso_defaults()
 {
 	local v enc
@@ -441,13 +489,8 @@ case_gso_defaults()
 		xfer 4 4 1048576 || return 1
 		echo -n "$enc: "
 		delta || return 1
-		if [ "$enc" = native ]; then
-			[ "$out" -gt 0 ] && [ "$in" -eq "$out" ] ||
-				fail "native: $out super-packets, $in whole" || return 1
-		else
-			[ "$out" -eq 0 ] ||
-				fail "udp: $out super-packets with udp_entropy 1" || return 1
-		fi
+		[ "$out" -gt 0 ] && [ "$in" -eq "$out" ] ||
+			fail "$enc: $out super-packets, $in whole" || return 1
 	done
 }
 
@@ -523,6 +566,7 @@ CASES=(
 	rx_keep_rmem
 	gso_whole
 	gso_cut_by_sender
+	gso_cut_entropy
 	csum_offload_off
 	gso_partial_loss
 	gso_mtu_falls

@@ -318,17 +318,16 @@ lossless_no_needless_resends()
 
 case_lossless_no_needless_resends()
 {
-	ip netns exec ns_s sysctl -qw net.dlcp.gso=0 || return 1
+	ip netns exec ns_s sysctl -qw net.dlcp.gso=0 net.dlcp.udp_gso=0 ||
+		return 1
 	lossless_no_needless_resends
 }
 
-# the same in super-packets (net.dlcp.gso and udp_gso, the defaults; in
-# UDP mode from one source port per message)
+# the same in super-packets (net.dlcp.gso and udp_gso, the defaults)
 case_lossless_super_no_needless_resends()
 {
 	local gso
 
-	ip netns exec ns_s sysctl -qw net.dlcp.udp_entropy=0 || return 1
 	gso=$(snmp ns_s DlcpGsoOutPkts)
 	[ "$ENCAP" = udp ] && gso=$(snmp ns_s DlcpUdpGsoOutPkts)
 	lossless_no_needless_resends || return 1
@@ -437,9 +436,13 @@ case_big_message_64mib_defaults()
 
 case_udp_entropy()
 {
-	local udp ports
+	local udp ports gso
 
+	# the sender's device cuts the super-packets, as a NIC's GSO does
+	ip netns exec ns_s ethtool -K eth0 tx-gso-list off > /dev/null ||
+		fail "ethtool -K eth0 tx-gso-list off" || return 1
 	udp=$(snmp ns_r DlcpUdpInPkts)
+	gso=$(snmp ns_s DlcpUdpGsoOutPkts)
 	ip netns exec ns_r timeout 60 tcpdump -i eth0 -n -s 128 -B 8192 -l --immediate-mode -c 200 \
 		udp dst port 9253 > "$tmpdir/cap" 2> "$tmpdir/cap.err" &
 	capture_ready "$tmpdir/cap.err" $! || return 1
@@ -448,35 +451,32 @@ case_udp_entropy()
 	# S.SPORT > R.9253: UDP ...
 	ports=$(awk -v s="$S." 'index($3, s) == 1 { n = split($3, a, "."); print a[n] }' \
 		"$tmpdir/cap" | sort -u | wc -l)
+	gso=$(counter_delta ns_s DlcpUdpGsoOutPkts "$gso")
 	echo "$(wc -l < "$tmpdir/cap") UDP packets captured, $ports source ports;" \
-		"DlcpUdpInPkts +$(counter_delta ns_r DlcpUdpInPkts "$udp")"
+		"DlcpUdpInPkts +$(counter_delta ns_r DlcpUdpInPkts "$udp");" \
+		"$gso super-packets sent"
 	[ "$(counter_delta ns_r DlcpUdpInPkts "$udp")" -gt 0 ] ||
 		fail "no packet came in through UDP" || return 1
-	# one port per packet, from 16384: almost every packet has its own
+	[ "$gso" -gt 0 ] || fail "no super-packet sent" || return 1
+	# one port per packet, from 16384: almost every packet has its own,
+	# also those cut from one super-packet
 	[ "$ports" -ge 100 ] || fail "only $ports source ports in 200 packets"
 }
 
-# UDP GSO (net.dlcp.udp_gso 1): with one source port per message
-# (udp_entropy 0) the sender hands IP each run of packets the window
-# allows as one super-packet inside one UDP header, typed as a UDP
-# tunnel's GSO packet. veth passes it whole and the receiver takes it
-# whole (DlcpUdpGsoInPkts), with nothing to cut (DlcpUdpGsoCut); or the
-# sender's device cannot take it (tx-gso-list off) and the UDP tunnel's
-# GSO cuts it with DLCP's, the checksums left to the device or, with
-# tx off, summed in software and verified by the receiving UDP layer.
-# Every byte arrives each way (dlcp_loss checks them). None is built with
-# a port per packet (udp_entropy 1, the default) or with udp_gso 0 (the
-# default).
+# UDP GSO (net.dlcp.udp_gso 1, the default): the sender hands IP each run
+# of packets the window allows as one super-packet inside one UDP header,
+# typed as a UDP tunnel's GSO packet. veth passes it whole and the
+# receiver takes it whole (DlcpUdpGsoInPkts), with nothing to cut
+# (DlcpUdpGsoCut); or the sender's device cannot take it (tx-gso-list off)
+# and the UDP tunnel's GSO cuts it with DLCP's, each packet with its own
+# source port (udp_entropy 1, the default), the checksums left to the
+# device or, with tx off, summed in software and verified by the receiving
+# UDP layer. Every byte arrives each way (dlcp_loss checks them). None is
+# built with udp_gso 0.
 case_udp_gso()
 {
 	local gso out in how whole cut csum
 
-	ip netns exec ns_s sysctl -qw net.dlcp.udp_gso=1 || return 1
-	gso=$(snmp ns_s DlcpUdpGsoOutPkts)
-	transfer 2 262144 0 exact exact || return 1
-	[ "$(counter_delta ns_s DlcpUdpGsoOutPkts "$gso")" -eq 0 ] ||
-		fail "super-packets with udp_entropy 1" || return 1
-	ip netns exec ns_s sysctl -qw net.dlcp.udp_entropy=0 || return 1
 	for how in whole "tx-gso-list off" "tx-gso-list off tx off"; do
 		if [ "$how" != whole ]; then
 			# shellcheck disable=SC2086 # the words are ethtool's
