@@ -101,10 +101,13 @@ case_half_open_messages()
 	local opened rcvmem tmo n
 
 	# the count of opened messages below takes every DlcpDropRcvMem for
-	# the flood's, so the transfer beside it must never reach its 1 MiB:
-	# its four messages fit in pages, but kept packets cost their
-	# truesize, up to 1.6x their bytes, and a message waiting for
-	# recvmsg() holds them all (net.dlcp.rx_keep)
+	# the flood's, so the transfer beside it must never reach its 1 MiB.
+	# Its packets are copied into the messages' pages on arrival
+	# (net.dlcp.rx_keep 0: kept packets cost their truesize, up to 1.6x
+	# their bytes, and a message waiting for recvmsg() holds them all);
+	# its four messages take half of the 1 MiB in pages, and the other
+	# half leaves room for the truesize of a 64 KB super-packet, charged
+	# whole before its bytes are copied
 	ip netns exec ns_sb sysctl -qw net.dlcp.rmem=$HALF_RMEM \
 		net.dlcp.rx_keep=0 || return 1
 	rcvmem0=$(snmp ns_sb DlcpDropRcvMem)
@@ -125,12 +128,12 @@ case_half_open_messages()
 	# meanwhile, a real transfer to another socket of the same host
 	rm -f "$tmpdir/ready2"
 	ip netns exec ns_sb timeout 100 "$LOSS" recv --port 7601 --count 4 \
-		--size 262144 --budget 0 --expect exact --timeout 90 \
+		--size 131072 --budget 0 --expect exact --timeout 90 \
 		--ready "$tmpdir/ready2" &
 	rpid=$!
 	wait_for_file "$tmpdir/ready2" 20 "$rpid" || fail "receiver"
 	ip netns exec ns_sa timeout 100 "$LOSS" send --to "$B" --port 7601 \
-		--count 4 --size 262144 --budget 0 \
+		--count 4 --size 131072 --budget 0 \
 		--expect-completion exact || { fail "transfer: sender"; rc=1; }
 	wait "$rpid" || { fail "transfer: receiver"; rc=1; }
 	wait "$opened" || { fail "injector"; rc=1; }
