@@ -45,9 +45,9 @@
  * (UDP mode) or IPv6 flow label (native), but the cut gives every packet
  * the one it would have had sent alone (net.dlcp.udp_entropy packets per
  * port or label). Where a super-packet passes whole it stays on the host
- * (a veth to another namespace, loopback natively); where it leaves for a fabric
- * whose ECMP hashes ports and labels, a NIC's driver cannot take the
- * FRAGLIST type and GSO cuts it first. So super-packets and a port per
+ * (a veth to another namespace, loopback natively); where it leaves for a
+ * fabric whose ECMP hashes ports and labels, a NIC's driver cannot take
+ * the FRAGLIST type and GSO cuts it first. So super-packets and a port per
  * packet go together, and udp_entropy does not limit a super-packet.
  *
  * How many packets go in a super-packet is decided here too:
@@ -282,7 +282,7 @@ struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 	struct skb_shared_info *shinfo;
 	struct dlcp_data_hdr *d;
 	struct sk_buff *segs, *p;
-	u32 mss, off, msg_id;
+	u32 mss, off, seg, msg_id;
 	__sum16 sum;
 
 	/* natively or in UDP mode, and maybe inside a tunnel of the path */
@@ -293,6 +293,7 @@ struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 	mss = shinfo->gso_size - DLCP_DATA_HDR_LEN;
 	d = (struct dlcp_data_hdr *)skb->data;
 	off = ntohl(d->offset);
+	seg = off / mss;
 	msg_id = ntohl(d->common.msg_id);
 	if (ent != DLCP_ENT_NONE)
 		dn = dlcp_pernet(skb->sk ? sock_net(skb->sk) : dev_net(skb->dev));
@@ -306,11 +307,11 @@ struct sk_buff *dlcp_offload_segment(struct sk_buff *skb,
 	__skb_push(skb, DLCP_DATA_HDR_LEN);
 	if (IS_ERR(segs))
 		return segs;
-	for (p = segs; p; p = p->next, off += mss) {
+	for (p = segs; p; p = p->next, off += mss, seg++) {
 		d = (struct dlcp_data_hdr *)skb_transport_header(p);
 		d->offset = htonl(off);
 		if (dn)
-			dlcp_offload_entropy(p, dn, ent, msg_id, off / mss);
+			dlcp_offload_entropy(p, dn, ent, msg_id, seg);
 		/*
 		 * Either way SKB_GSO_CB(p) ends up with the sum of the packet
 		 * as it will leave, on which a UDP tunnel's cut builds each
