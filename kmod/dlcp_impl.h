@@ -355,6 +355,32 @@ struct dlcp_peer {
 };
 
 /**
+ * struct dlcp_ctl_route - the route of a socket's last control packet
+ * @dst:	the route (a reference), NULL if none is kept
+ * @cookie:	IPv6 route cookie for dst_check()
+ * @saddr:	the source address asked for
+ * @daddr:	the destination
+ * @src:	the source address the route gave
+ * @sport:	source port
+ * @dport:	destination port
+ * @oif:	the socket's bound device when it was looked up
+ * @mark:	the socket's mark then
+ * @tos:	the socket's routing TOS then
+ */
+struct dlcp_ctl_route {
+	struct dst_entry	*dst;
+	u32			cookie;
+	struct in6_addr		saddr;
+	struct in6_addr		daddr;
+	struct in6_addr		src;
+	__be16			sport;
+	__be16			dport;
+	int			oif;
+	u32			mark;
+	u8			tos;
+};
+
+/**
  * struct dlcp_sock - a DLCP socket
  * @inet:		inet socket, must be first
  * @lock:		protects the fields below (see Locking above)
@@ -403,6 +429,7 @@ struct dlcp_peer {
  * @encap:		DLCP_ENCAP, -1: follow net.dlcp.encap
  * @paths:		DLCP_PATHS, copied into each message at sendmsg()
  * @nr_paths:		entries in @paths
+ * @ctl_rt:		route of the last control packet (dlcp_xmit_ctl())
  * @dead:		closing: timers must not re-arm, packets are dropped
  */
 struct dlcp_sock {
@@ -446,6 +473,7 @@ struct dlcp_sock {
 	s8			encap;
 	u8			nr_paths;
 	struct dlcp_path	paths[DLCP_MAX_PATHS];
+	struct dlcp_ctl_route	ctl_rt;
 	bool			dead;
 };
 
@@ -631,6 +659,7 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
 		  const struct in6_addr *saddr, const struct in6_addr *daddr,
 		  bool udp, u8 cls);
+void dlcp_xmit_ctl_forget(struct sock *sk);
 
 /* dlcp_out.c */
 struct dlcp_out_msg *dlcp_out_msg_alloc(struct sock *sk, size_t len,

@@ -707,6 +707,7 @@ static void dlcp_destroy_sock(struct sock *sk)
 	dlcp_out_reap_take(sk, &reap);
 	dlcp_in_purge(sk);
 	dlcp_peer_free_all(sk);
+	dlcp_xmit_ctl_forget(sk);
 	spin_unlock_bh(&dsk->lock);
 	dlcp_out_reap(&reap);
 	dlcp_intab_destroy(dsk);

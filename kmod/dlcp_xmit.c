@@ -152,6 +152,66 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 }
 
 /*
+ * The route of a control packet from @saddr port @sport to @daddr port
+ * @dport, not referenced: valid while the socket's lock is held. The last
+ * one is kept, since a receiver answers the messages of one sender with a
+ * REPORT and a STOP each, and a lookup per control packet cost as much as
+ * building it. The key is all the lookup reads of the packet and of the
+ * socket, and the route is checked (dst_check()) before every use, so a
+ * routing change is seen at once. A closing socket keeps none.
+ */
+static struct dst_entry *dlcp_ctl_route(struct sock *sk,
+					const struct in6_addr *saddr,
+					const struct in6_addr *daddr,
+					__be16 sport, __be16 dport,
+					struct in6_addr *src)
+	__must_hold(&dlcp_sk(sk)->lock)
+{
+	struct dlcp_ctl_route *rt = &dlcp_sk(sk)->ctl_rt;
+	int oif = READ_ONCE(sk->sk_bound_dev_if);
+	u32 mark = READ_ONCE(sk->sk_mark);
+	u8 tos = dlcp_rt_conn_tos(sk);
+	struct dst_entry *dst;
+	u32 cookie;
+
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
+	if (rt->dst && rt->sport == sport && rt->dport == dport &&
+	    rt->oif == oif && rt->mark == mark && rt->tos == tos &&
+	    ipv6_addr_equal(&rt->daddr, daddr) &&
+	    ipv6_addr_equal(&rt->saddr, saddr) &&
+	    dlcp_dst_valid(rt->dst, rt->cookie)) {
+		*src = rt->src;
+		return rt->dst;
+	}
+	dst = dlcp_route(sk, saddr, daddr, sport, dport, oif, src, &cookie);
+	if (IS_ERR(dst))
+		return dst;
+	dst_release(rt->dst);
+	rt->dst = NULL;
+	if (dlcp_sk(sk)->dead) {
+		/* dlcp_xmit_ctl_forget() has run: the caller drops it */
+		return dst;
+	}
+	*rt = (struct dlcp_ctl_route) {
+		.dst = dst, .cookie = cookie, .saddr = *saddr,
+		.daddr = *daddr, .src = *src, .sport = sport, .dport = dport,
+		.oif = oif, .mark = mark, .tos = tos,
+	};
+	return dst;
+}
+
+/* Let go of the route kept for control packets (the socket is closing). */
+void dlcp_xmit_ctl_forget(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock)
+{
+	struct dlcp_ctl_route *rt = &dlcp_sk(sk)->ctl_rt;
+
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
+	dst_release(rt->dst);
+	rt->dst = NULL;
+}
+
+/*
  * Send a control packet from @saddr in class @cls: REPORT and STOP go in
  * class 0; PROBE and ABORT in their message's class, behind its data, so
  * that a PROBE saying "all was sent" does not overtake the data it speaks
@@ -160,21 +220,21 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
 		  const struct in6_addr *saddr, const struct in6_addr *daddr,
 		  bool udp, u8 cls)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_hdr *h = (const struct dlcp_hdr *)skb->data;
 	struct dst_entry *dst;
 	struct in6_addr src;
-	u32 cookie;
 	int err;
 
-	dst = dlcp_route(sk, saddr, daddr, h->source, h->dest,
-			 sk->sk_bound_dev_if, &src, &cookie);
+	dst = dlcp_ctl_route(sk, saddr, daddr, h->source, h->dest, &src);
 	if (IS_ERR(dst)) {
 		kfree_skb(skb);
 		return PTR_ERR(dst);
 	}
 	err = dlcp_xmit_skb(sk, skb, dst, &src, daddr, cls, false, udp,
 			    ntohl(h->msg_id), 0);
-	dst_release(dst);
+	if (dst != dlcp_sk(sk)->ctl_rt.dst)
+		dst_release(dst);
 	return err;
 }

@@ -8,6 +8,7 @@
  *   dlcp_loss send --to ADDR --port P --count N --size BYTES --budget PPM
  *		    [--crit OFF:LEN]... [--deadline MS] [--window W]
  *		    [--expect-completion exact|lossy|any|etime|etimedout]
+ *		    [--from ADDR] [--sport PORT] [--paths DEV[:W],...]
  *
  * --size and --budget take a comma-separated list (sizes with a k or m
  * suffix): message i has the (i mod n)th of each, on both sides. With
@@ -45,7 +46,7 @@
 
 static struct {
 	const char *mode, *to, *expect, *ready, *from, *paths;
-	int port, count, timeout, window;
+	int port, sport, count, timeout, window;
 	size_t sizes[MAX_LIST];
 	unsigned int budgets[MAX_LIST];
 	int nsizes, nbudgets;
@@ -256,9 +257,9 @@ static int do_send(void)
 		return fail("socket");
 	if (!tolen)
 		return fail("address");
-	if (o.from && bind(s, (struct sockaddr *)&from,
-			   make_sa(&from, o.from, 0)))
-		return fail("bind --from");
+	if ((o.from || o.sport) &&
+	    bind(s, (struct sockaddr *)&from, make_sa(&from, o.from, o.sport)))
+		return fail("bind --from/--sport");
 	if (o.paths && set_paths(s, o.paths))
 		return fail("DLCP_PATHS");
 	if (setsockopt(s, SOL_DLCP, DLCP_RECVCOMPLETION, &one, sizeof(one)))
@@ -475,6 +476,8 @@ int main(int argc, char **argv)
 			o.timeout = atoi(v);
 		else if (!strcmp(a, "--from"))
 			o.from = v;
+		else if (!strcmp(a, "--sport"))
+			o.sport = atoi(v);
 		else if (!strcmp(a, "--paths"))
 			o.paths = v;
 		else if (!strcmp(a, "--ready"))

@@ -212,8 +212,56 @@ case_host_paths_link_down()
 	return "$rc"
 }
 
+txpkts()	# NS DEV: packets NS sent on DEV
+{
+	ip -n "$1" -s -j link show "$2" |
+		/usr/bin/python3 -c 'import json, sys
+print(json.load(sys.stdin)[0]["stats64"]["tx"]["packets"])'
+}
+
+# A receiver keeps the route of its last REPORT or STOP for the next; when
+# its route to the sender changes between two messages from one sender
+# port, the replies to the second take the new route.
+case_replies_follow_route_change()
+{
+	local rpid rc=0 r1 r2 c0 c1 n sport
+
+	encap 0 || return 1
+	port=$((port + 1))
+	sport=$((port + 100))	# ns_s is this run's own namespace
+	rm -f "$tmpdir/ready"
+	ip netns exec ns_r timeout 120 "$LOSS" recv --port "$port" \
+		--count 2 --size 1048576 --budget 0 --expect exact \
+		--ready "$tmpdir/ready" &
+	rpid=$!
+	wait_for_file "$tmpdir/ready" 20 "$rpid" || return 1
+	ip netns exec ns_s timeout 60 "$LOSS" send --to "$DST" --port "$port" \
+		--count 1 --size 1048576 --budget 0 --sport "$sport" \
+		--expect-completion exact || { echo "FAIL: first sender"; rc=1; }
+	ip -n ns_r route replace default via 10.77.7.1 dev r2 || rc=1
+	r1=$(txpkts ns_r r1)
+	r2=$(txpkts ns_r r2)
+	c0=$(($(snmp ns_r DlcpReportsSent) + $(snmp ns_r DlcpStopsSent)))
+	ip netns exec ns_s timeout 60 "$LOSS" send --to "$DST" --port "$port" \
+		--count 1 --size 1048576 --budget 0 --sport "$sport" \
+		--expect-completion exact || { echo "FAIL: second sender"; rc=1; }
+	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
+	c1=$(($(snmp ns_r DlcpReportsSent) + $(snmp ns_r DlcpStopsSent)))
+	r1=$(($(txpkts ns_r r1) - r1))
+	r2=$(($(txpkts ns_r r2) - r2))
+	n=$((c1 - c0))
+	ip -n ns_r route replace default via 10.77.6.1 dev r1
+	echo "replies to the second message: $n; packets out of r1 $r1, r2 $r2"
+	[ "$n" -gt 0 ] || fail "no reply counted"
+	[ "$r2" -ge "$n" ] || fail "replies not on the new route (r2)"
+	# r1 may send a neighbour probe, not the replies
+	[ "$r1" -lt "$n" ] || fail "replies still on the old route (r1)"
+	return "$rc"
+}
+
 CASES=(udp_sprays_one_message native_takes_one_path
        udp_paths_differ_delay_loss host_paths_spray host_paths_weights
-       host_paths_differ_delay_loss host_paths_link_down)
+       host_paths_differ_delay_loss host_paths_link_down
+       replies_follow_route_change)
 
 ktap_main "${CASES[@]}"
