@@ -198,6 +198,8 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 	if (m->max_pkt > DLCP_REPORT_HDR_LEN)
 		max_gaps = clamp_t(u32, (m->max_pkt - DLCP_REPORT_HDR_LEN) /
 				   DLCP_GAP_LEN, DLCP_MIN_GAPS, DLCP_MAX_GAPS);
+	/* a gap before each range, and one after them when probed */
+	max_gaps = min(max_gaps, rs->nr + 1);
 	skb = dlcp_in_ctl(sk, m, DLCP_T_REPORT,
 			  DLCP_REPORT_HDR_LEN + max_gaps * DLCP_GAP_LEN);
 	if (!skb)
