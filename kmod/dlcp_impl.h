@@ -849,6 +849,7 @@ int dlcp_mark_droppable(struct dlcp_out_msg *m, u32 ppm);
 int dlcp_set_seg_classes(struct dlcp_out_msg *m, const u8 *cls, u32 n);
 
 /* dlcp_offload.c */
+u32 dlcp_offload_max_segs(u32 bytes, u32 seg_size);
 u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 		      const struct dst_entry *dst, u32 seg, u64 now, u64 interval);
 int dlcp_offload_xmit(struct sock *sk, struct dlcp_out_msg *m,

@@ -80,6 +80,18 @@ static unsigned int dlcp_offload_type(bool udp)
 }
 
 /*
+ * How many packets of @seg_size bytes of payload one super-packet of at
+ * most @bytes bytes of DLCP holds: it has one DATA header, the first
+ * packet's, and the payload of all of them (dlcp_offload_xmit()).
+ */
+u32 dlcp_offload_max_segs(u32 bytes, u32 seg_size)
+{
+	return bytes > DLCP_DATA_HDR_LEN ? (bytes - DLCP_DATA_HDR_LEN) / seg_size
+					 : 0;
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_offload_max_segs);
+
+/*
  * How many new segments of @m, from @seg on, go out now in one
  * super-packet over @dst (dlcp_offload_xmit()): as many as the window, the
  * flight ring, the pacing (up to two intervals ahead, as for single
@@ -108,7 +120,7 @@ u32 dlcp_offload_segs(struct sock *sk, const struct dlcp_out_msg *m,
 		      dlcp_gso_max_bytes(&m->daddr));
 	k = min3(m->nsegs - seg, p->cwnd - p->inflight,
 		 dsk->flight_cap - dsk->flight_live);
-	k = min3(k, bytes / (DLCP_DATA_HDR_LEN + m->seg_size),
+	k = min3(k, dlcp_offload_max_segs(bytes, m->seg_size),
 		 (u32)DLCP_GSO_MAX_SEGS);
 	k = min_t(u32, k, READ_ONCE(dst->dev->gso_max_segs));
 	/*

@@ -7,6 +7,7 @@
  */
 #include <linux/ip.h>
 #include <linux/netdevice.h>
+#include <linux/sizes.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 #include <linux/uio.h>
@@ -413,7 +414,50 @@ static void dlcp_offload_test_udp_rcv_ok(struct kunit *test)
 	kfree(dev);
 }
 
+/*
+ * A super-packet carries one DATA header and its packets' payload: at MTU
+ * 1500 natively over IPv4, 45 packets of 1428 bytes fit in an IP packet,
+ * so a 64 KiB message (46 packets) goes as one super-packet and its last
+ * packet, which goes alone. With a header counted per packet it was 44,
+ * and the message took three skbs.
+ */
+static void dlcp_offload_test_max_segs(struct kunit *test)
+{
+	static const struct {
+		u32 mtu;
+		bool v6, udp;
+		u32 want;
+	} c[] = {
+		{ 1500, false, false, 45 },
+		{ 1500, false, true, 46 },
+		{ 1500, true, false, 46 },
+		{ 9000, false, false, 7 },
+		{ 9000, true, true, 7 },
+	};
+	struct in6_addr v4, v6 = { .s6_addr32 = { htonl(0x20010db8) } };
+	u32 seg, n;
+	unsigned int i;
+
+	ipv6_addr_set_v4mapped(ot_daddr, &v4);
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		const struct in6_addr *daddr = c[i].v6 ? &v6 : &v4;
+		u32 bytes = dlcp_gso_max_bytes(daddr);
+
+		seg = dlcp_xmit_payload(daddr, c[i].udp, c[i].mtu);
+		n = dlcp_offload_max_segs(bytes, seg);
+		KUNIT_EXPECT_EQ(test, n, c[i].want);
+		/* it fits, and one more would not */
+		KUNIT_EXPECT_LE(test, DLCP_DATA_HDR_LEN + n * seg, bytes);
+		KUNIT_EXPECT_GT(test, DLCP_DATA_HDR_LEN + (n + 1) * seg, bytes);
+	}
+	seg = dlcp_xmit_payload(&v4, false, 1500);
+	n = dlcp_offload_max_segs(dlcp_gso_max_bytes(&v4), seg);
+	KUNIT_EXPECT_EQ(test, DIV_ROUND_UP(SZ_64K, seg), n + 1);
+	KUNIT_EXPECT_EQ(test, dlcp_offload_max_segs(DLCP_DATA_HDR_LEN, 1000), 0);
+}
+
 static struct kunit_case dlcp_offload_test_cases[] = {
+	KUNIT_CASE(dlcp_offload_test_max_segs),
 	KUNIT_CASE(dlcp_offload_test_rcv_ok),
 	KUNIT_CASE(dlcp_offload_test_cut_device_sums),
 	KUNIT_CASE(dlcp_offload_test_cut_software_sums),

@@ -49,6 +49,7 @@ u32 dlcp_xmit_payload(const struct in6_addr *daddr, bool udp, u32 mtu)
 	return mtu - af->net_header_len - DLCP_DATA_HDR_LEN -
 	       (udp ? sizeof(struct udphdr) : 0);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_xmit_payload);
 
 void dlcp_fill_hdr(struct dlcp_hdr *h, unsigned int type, __be16 sport,
 		   __be16 dport, u32 msg_id, u32 msg_len, u32 len, u8 flags,
