@@ -56,7 +56,7 @@ COMPONENTS=(
 	"dlcp_loss6.sh 480"
 	"dlcp_prio.sh 900"
 	"dlcp_pmtu.sh 180"
-	"dlcp_gso.sh 420"
+	"dlcp_gso.sh 600"
 	"dlcp_multipath.sh 300"
 	"dlcp_trace.sh 120"
 	"dlcp_dlcpstat.sh 240"
