@@ -153,6 +153,20 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 }
 
 /*
+ * Let go of the route kept for control packets: the socket is closing,
+ * or it is about to be replaced.
+ */
+void dlcp_xmit_ctl_forget(struct sock *sk)
+	__must_hold(&dlcp_sk(sk)->lock)
+{
+	struct dlcp_ctl_route *rt = &dlcp_sk(sk)->ctl_rt;
+
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
+	dst_release(rt->dst);
+	rt->dst = NULL;
+}
+
+/*
  * The route of a control packet from @saddr port @sport to @daddr port
  * @dport, not referenced: valid while the socket's lock is held. The last
  * one is kept, since a receiver answers the messages of one sender with a
@@ -187,10 +201,9 @@ static struct dst_entry *dlcp_ctl_route(struct sock *sk,
 	dst = dlcp_route(sk, saddr, daddr, sport, dport, oif, src, &cookie);
 	if (IS_ERR(dst))
 		return dst;
-	dst_release(rt->dst);
-	rt->dst = NULL;
+	dlcp_xmit_ctl_forget(sk);
 	if (dlcp_sk(sk)->dead) {
-		/* dlcp_xmit_ctl_forget() has run: the caller drops it */
+		/* closing: keep none after destroy, the caller drops it */
 		return dst;
 	}
 	*rt = (struct dlcp_ctl_route) {
@@ -199,17 +212,6 @@ static struct dst_entry *dlcp_ctl_route(struct sock *sk,
 		.oif = oif, .mark = mark, .tos = tos,
 	};
 	return dst;
-}
-
-/* Let go of the route kept for control packets (the socket is closing). */
-void dlcp_xmit_ctl_forget(struct sock *sk)
-	__must_hold(&dlcp_sk(sk)->lock)
-{
-	struct dlcp_ctl_route *rt = &dlcp_sk(sk)->ctl_rt;
-
-	lockdep_assert_held(&dlcp_sk(sk)->lock);
-	dst_release(rt->dst);
-	rt->dst = NULL;
 }
 
 /*
