@@ -32,7 +32,7 @@ expect()
 input() { printf '%b' "$1" > "$tmp/in"; }
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..14"
 
 input 'TAP version 13\n1..3\nok 1 a\nok 2 b # SKIP why\nnot ok 3 c\n'
 expect "pass, skip and fail" "1 passed, 1 failed, 1 skipped" 1
@@ -75,5 +75,18 @@ printf '1..1\nnot ok 1 b\n' > "$tmp/b.log"
 input ''
 expect "several files add up" "1 passed, 1 failed, 0 skipped" 1 \
 	"$tmp/a.log" "$tmp/b.log"
+
+# the failed results are named, so that a log's last lines say what failed
+input '1..3\nnot ok 1 first\nok 2 second\nnot ok 3 third # TODO later\n'
+"$TOTALS" < "$tmp/in" > "$tmp/out"
+n=$((n + 1))
+if [ "$(grep -c '^# -: not ok' "$tmp/out")" = 1 ] &&
+   grep -qx '# -: not ok 1 first' "$tmp/out"; then
+	echo "ok $n - failed results named"
+else
+	echo "not ok $n - failed results named"
+	sed 's/^/# got: /' "$tmp/out"
+	failed=$((failed + 1))
+fi
 
 [ "$failed" -eq 0 ]
