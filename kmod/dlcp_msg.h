@@ -216,6 +216,12 @@ struct dlcp_msg_path {
  *		anew, or a moment it waited for window room with nothing in
  *		flight; a message that stalls DLCP_STALL_MULT x msg_timeout_ms
  *		fails even if its receiver answers
+ * @rto_hold:	a timeout presumed segments of this message lost, and no
+ *		REPORT has answered a packet sent since: of those, only the
+ *		oldest is resent (dlcp_recovery_timeout())
+ * @rto_rtx_sent: it went out
+ * @rto_rtx_us:	when; a REPORT that echoes this or a later time ends the
+ *		hold, an earlier one left the receiver before it could tell
  * @probes:	PROBEs sent since the last REPORT
  * @last_probe:	jiffies of the last of them
  * @rack_rtt_us: round-trip time of the packet whose arrival triggered the
@@ -269,6 +275,9 @@ struct dlcp_out_msg {
 	int			xmit_err;
 	unsigned long		xmit_err_since;
 	unsigned long		progress_at;
+	bool			rto_hold;
+	bool			rto_rtx_sent;
+	u32			rto_rtx_us;
 	u32			probes;
 	unsigned long		last_probe;
 	u32			rack_rtt_us;

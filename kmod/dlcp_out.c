@@ -466,12 +466,16 @@ bool dlcp_out_want_rtx(const struct dlcp_out_msg *m, bool *any)
 	return !m->final && (*any ? m->nr_lost : m->nr_lost_crit);
 }
 
-/* Next segment of @m to send: a lost one worth resending, then a new one. */
+/*
+ * Next segment of @m to send: a lost one worth resending, then a new one.
+ * After a timeout, one resend until the receiver answers (@rto_hold).
+ */
 static bool dlcp_out_next_seg(struct dlcp_out_msg *m, u32 *seg, bool *rtx)
 {
 	bool any;
 
-	if (dlcp_out_want_rtx(m, &any)) {
+	if (dlcp_out_want_rtx(m, &any) &&
+	    !(m->rto_hold && m->rto_rtx_sent)) {
 		u32 *hint = any ? &m->lost_hint : &m->crit_hint;
 
 		while (*hint < m->nsegs &&
@@ -597,6 +601,10 @@ void dlcp_out_push(struct sock *sk)
 			m->xmit_err = 0;
 			DLCP_ADD_STATS(net, DLCP_MIB_OUT_DATA_PKTS, n);
 			if (rtx) {
+				if (m->rto_hold) {
+					m->rto_rtx_sent = true;
+					m->rto_rtx_us = now_us;
+				}
 				DLCP_INC_STATS(net, DLCP_MIB_RETRANS_PKTS);
 				trace_dlcp_retransmit(inet_sk(sk)->inet_num,
 						      m->id, seg,

@@ -17,7 +17,12 @@
  *
  * The guard timer (dlcp_timer.c) also presumes entries older than the
  * retransmission timeout lost when their message's reports have stopped
- * too (a segment merely queued behind others is not), sends a tail loss
+ * too (a segment merely queued behind others is not), but resends only the
+ * oldest of them until the receiver answers, as TCP resends the head of
+ * its queue: the REPORT that resend asks for acknowledges the others if
+ * only the reports were late (a receiver's or sender's CPU that the host
+ * did not run for longer than the timeout), and leaves them lost if they
+ * were (dlcp_recovery_undo_lost()). It also sends a tail loss
  * probe when reports stop for two round trips with segments in flight,
  * PROBEs a message whose reports stopped coming, enforces deadlines, and
  * gives up on a receiver that went silent. The timeout doubles with every
@@ -155,6 +160,14 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	m->peer->last_heard = jiffies;
 	acked_before = m->nr_acked;
 	m->heard = true;
+	/*
+	 * The receiver answered the resend after a timeout, or a packet
+	 * sent after it: the other segments presumed lost are resent if
+	 * this report shows them missing (a report sent before that was
+	 * held up with the rest, and does not know).
+	 */
+	if (m->rto_hold && m->rto_rtx_sent && (s32)(tsecr - m->rto_rtx_us) >= 0)
+		m->rto_hold = false;
 	m->probes = 0;
 	if (r->rflags & DLCP_RF_DUP) {
 		DLCP_INC_STATS(net, DLCP_MIB_DUP_REPORTS);
@@ -403,6 +416,9 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 		if (jiffies_to_usecs(now - f->msg->last_heard) < rto)
 			continue;
 		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
+		/* one of them is resent until the receiver answers */
+		f->msg->rto_hold = true;
+		f->msg->rto_rtx_sent = false;
 		DLCP_INC_STATS(net, DLCP_MIB_RETRANS_TIMEOUT);
 		dlcp_flight_resolve(dsk, f);
 		/* back off once a timer run, not once a segment */

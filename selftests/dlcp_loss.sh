@@ -340,6 +340,57 @@ case_lossless_super_no_needless_resends()
 	[ "$gso" -gt 0 ] || fail "no super-packet sent"
 }
 
+# Reports that stop for longer than the timeout while every data packet
+# arrives, as when the host does not run the receiver's CPU (or the
+# sender's softirq) for that long: the sender presumes what it sent lost,
+# but resends only the oldest segment of each message until the receiver
+# answers, and that answer shows the rest arrived (DlcpRetransUndone).
+# The receiver's replies are held 150 ms (netem on its side) once 2000
+# data packets of 64 MiB have arrived; the transfer cannot end before the
+# replies come. Allowed: four resends per message in flight (a timeout and
+# three backed-off ones) and 10 more; a sender that resends its whole
+# window at the first timeout goes far over that.
+STALL_COUNTERS="DlcpRetransPkts DlcpOutDataPkts DlcpRetransTimeout
+	DlcpRetransUndone DlcpTlpProbes"
+case_stalled_reports_no_needless_resends()
+{
+	local -A n
+	local c rc=0 spid window=4
+
+	for c in $STALL_COUNTERS; do
+		n[$c]=$(snmp ns_s "$c")
+	done
+	start_recv --count 64 --size 1048576 --budget 0 --expect exact ||
+		return 1
+	(
+		got=$(snmp ns_r DlcpInDataPkts)
+		while [ "$(snmp ns_r DlcpInDataPkts)" -lt $((got + 2000)) ]; do
+			sleep 0.01
+		done
+		tc -n ns_r qdisc replace dev eth0 root netem delay 150ms
+		sleep 0.15
+		tc -n ns_r qdisc change dev eth0 root netem delay 0ms
+		echo "reports held 150 ms"
+	) &
+	spid=$!
+	send --count 64 --size 1048576 --budget 0 --expect-completion exact \
+		--window "$window" || { echo "FAIL: sender"; rc=1; }
+	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
+	kill "$spid" 2> /dev/null
+	wait "$spid"
+	for c in $STALL_COUNTERS; do
+		n[$c]=$(counter_delta ns_s "$c" "${n[$c]}")
+	done
+	echo "${n[DlcpRetransPkts]} of ${n[DlcpOutDataPkts]} data packets resent" \
+	     "(presumed lost by a timeout ${n[DlcpRetransTimeout]}, undone" \
+	     "${n[DlcpRetransUndone]}; tail probes ${n[DlcpTlpProbes]})"
+	[ "${n[DlcpRetransTimeout]}" -gt 0 ] ||
+		fail "no timeout fired: the stall missed the transfer" || rc=1
+	[ "${n[DlcpRetransPkts]}" -le $((4 * window + 10)) ] ||
+		fail "needless resends" || rc=1
+	return "$rc"
+}
+
 case_deadline_over_budget()
 {
 	local failed rc=0
@@ -578,6 +629,7 @@ CASES=(
 	lost_bytes_zero_in_used_pages
 	lossless_no_needless_resends
 	lossless_super_no_needless_resends
+	stalled_reports_no_needless_resends
 	deadline_over_budget
 	receiver_vanishes
 	sender_vanishes
