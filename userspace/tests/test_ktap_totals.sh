@@ -32,7 +32,7 @@ expect()
 input() { printf '%b' "$1" > "$tmp/in"; }
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..15"
 
 input 'TAP version 13\n1..3\nok 1 a\nok 2 b # SKIP why\nnot ok 3 c\n'
 expect "pass, skip and fail" "1 passed, 1 failed, 1 skipped" 1
@@ -85,6 +85,20 @@ if [ "$(grep -c '^# -: not ok' "$tmp/out")" = 1 ] &&
 	echo "ok $n - failed results named"
 else
 	echo "not ok $n - failed results named"
+	sed 's/^/# got: /' "$tmp/out"
+	failed=$((failed + 1))
+fi
+
+# and why: the last lines that said FAIL before each failed result
+input '1..2\n# FAIL: old\nok 1 a\n# FAIL: x 1\n# FAIL: x 2\n# FAIL: x 3\n# FAIL: x 4\n# FAIL: x 5\nnot ok 2 b\n'
+"$TOTALS" < "$tmp/in" > "$tmp/out"
+n=$((n + 1))
+if [ "$(grep -c '^#   # FAIL: ' "$tmp/out")" = 4 ] &&
+   grep -A4 -x '# -: not ok 2 b' "$tmp/out" | tail -n 1 | grep -qx '#   # FAIL: x 5' &&
+   ! grep -q 'FAIL: old' "$tmp/out"; then
+	echo "ok $n - why a result failed"
+else
+	echo "not ok $n - why a result failed"
 	sed 's/^/# got: /' "$tmp/out"
 	failed=$((failed + 1))
 fi
