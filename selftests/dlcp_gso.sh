@@ -77,7 +77,7 @@ gso_on()
 		OUT_CTR=DlcpGsoOutPkts IN_CTR=DlcpGsoInPkts
 		ip netns exec ns_gs sysctl -qw net.dlcp.encap=0 net.dlcp.gso=1 &&
 		ip netns exec ns_gr sysctl -qw net.dlcp.encap=0
-	fi
+	fi || fail "super-packets $1: a sysctl was refused"
 }
 OUT_CTR=DlcpGsoOutPkts
 IN_CTR=DlcpGsoInPkts
@@ -327,9 +327,9 @@ netem_dropped()
 case_gso_partial_loss()
 {
 	tc -n ns_gs qdisc replace dev eth0 root handle 1: tbf rate 1gbit burst 1600 \
-		latency 50ms || return 1
+		latency 50ms &&
 	tc -n ns_gs qdisc replace dev eth0 parent 1:1 handle 10: netem loss 3% ||
-		return 1
+		fail "tbf and netem" || return 1
 	xfer_each some_sent none_whole netem_dropped
 }
 
