@@ -76,31 +76,39 @@ input ''
 expect "several files add up" "1 passed, 1 failed, 0 skipped" 1 \
 	"$tmp/a.log" "$tmp/b.log"
 
+# expect_out NAME CHECK: ktap-totals' whole output for the input passes
+# the function CHECK (which reads $tmp/out)
+expect_out()
+{
+	"$TOTALS" < "$tmp/in" > "$tmp/out"
+	n=$((n + 1))
+	if "$2"; then
+		echo "ok $n - $1"
+	else
+		echo "not ok $n - $1"
+		sed 's/^/# got: /' "$tmp/out"
+		failed=$((failed + 1))
+	fi
+}
+
 # the failed results are named, so that a log's last lines say what failed
+failed_named()
+{
+	[ "$(grep -c '^# -: not ok' "$tmp/out")" = 1 ] &&
+	grep -qx '# -: not ok 1 first' "$tmp/out"
+}
 input '1..3\nnot ok 1 first\nok 2 second\nnot ok 3 third # TODO later\n'
-"$TOTALS" < "$tmp/in" > "$tmp/out"
-n=$((n + 1))
-if [ "$(grep -c '^# -: not ok' "$tmp/out")" = 1 ] &&
-   grep -qx '# -: not ok 1 first' "$tmp/out"; then
-	echo "ok $n - failed results named"
-else
-	echo "not ok $n - failed results named"
-	sed 's/^/# got: /' "$tmp/out"
-	failed=$((failed + 1))
-fi
+expect_out "failed results named" failed_named
 
 # and why: the last lines that said FAIL before each failed result
+failed_why()
+{
+	[ "$(grep -c '^#   # FAIL: ' "$tmp/out")" = 4 ] &&
+	grep -A4 -x '# -: not ok 2 b' "$tmp/out" | tail -n 1 |
+		grep -qx '#   # FAIL: x 5' &&
+	! grep -q 'FAIL: old' "$tmp/out"
+}
 input '1..2\n# FAIL: old\nok 1 a\n# FAIL: x 1\n# FAIL: x 2\n# FAIL: x 3\n# FAIL: x 4\n# FAIL: x 5\nnot ok 2 b\n'
-"$TOTALS" < "$tmp/in" > "$tmp/out"
-n=$((n + 1))
-if [ "$(grep -c '^#   # FAIL: ' "$tmp/out")" = 4 ] &&
-   grep -A4 -x '# -: not ok 2 b' "$tmp/out" | tail -n 1 | grep -qx '#   # FAIL: x 5' &&
-   ! grep -q 'FAIL: old' "$tmp/out"; then
-	echo "ok $n - why a result failed"
-else
-	echo "not ok $n - why a result failed"
-	sed 's/^/# got: /' "$tmp/out"
-	failed=$((failed + 1))
-fi
+expect_out "why a result failed" failed_why
 
 [ "$failed" -eq 0 ]
