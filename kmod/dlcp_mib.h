@@ -84,6 +84,7 @@ enum dlcp_mib_field {
 	DLCP_MIB_PROBES_RCVD,		/* PROBEs received */
 	DLCP_MIB_TLP_PROBES,		/* of them, tail loss probes */
 	DLCP_MIB_DUP_REPORTS,		/* REPORTs flagged DLCP_RF_DUP */
+	DLCP_MIB_SPURIOUS_TIMEOUTS,	/* of them, for a timeout's resend */
 	DLCP_MIB_ABORTS_SENT,		/* ABORTs: the sender gave a message up */
 	DLCP_MIB_ABORTS_RCVD,		/* ABORTs received */
 	DLCP_MIB_OUT_NO_ROUTE,		/* transmission failed: no route */

@@ -91,6 +91,7 @@ const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
 	[DLCP_MIB_PROBES_RCVD]		= "DlcpProbesRcvd",
 	[DLCP_MIB_TLP_PROBES]		= "DlcpTlpProbes",
 	[DLCP_MIB_DUP_REPORTS]		= "DlcpDupReports",
+	[DLCP_MIB_SPURIOUS_TIMEOUTS]	= "DlcpSpuriousTimeouts",
 	[DLCP_MIB_ABORTS_SENT]		= "DlcpAbortsSent",
 	[DLCP_MIB_ABORTS_RCVD]		= "DlcpAbortsRcvd",
 	[DLCP_MIB_OUT_NO_ROUTE]		= "DlcpOutNoRoute",

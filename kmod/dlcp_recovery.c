@@ -171,8 +171,19 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	m->probes = 0;
 	if (r->rflags & DLCP_RF_DUP) {
 		DLCP_INC_STATS(net, DLCP_MIB_DUP_REPORTS);
-		dlcp_peer_dup_report(m->peer, m->rack_age_us);
-		m->rack_age_us = 0;
+		/*
+		 * The segment a timeout resent had arrived: the timeout fired
+		 * while it was queued or its report was late, which says
+		 * nothing about reordering (RTT samples teach the timeout).
+		 * Learning RACK's ages from it would widen the window by a
+		 * round trip with every early timeout of a long path.
+		 */
+		if (m->rto_rtx_sent && tsecr == m->rto_rtx_us) {
+			DLCP_INC_STATS(net, DLCP_MIB_SPURIOUS_TIMEOUTS);
+		} else {
+			dlcp_peer_dup_report(m->peer, m->rack_age_us);
+			m->rack_age_us = 0;
+		}
 	}
 	reorder = dlcp_peer_reorder_us(sk, m->peer);
 

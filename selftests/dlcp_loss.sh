@@ -391,6 +391,102 @@ case_stalled_reports_no_needless_resends()
 	return "$rc"
 }
 
+# A timeout that fires while the segment it resends is on its way (the
+# receiver's replies held longer than the timeout) makes that resend
+# needless, and the receiver says so (DlcpSpuriousTimeouts). That tells
+# nothing of reordering and must leave RACK's reordering window alone: a
+# window taught by it the age at which RACK had found the message's real
+# losses, a round trip and more, made a long path with random loss wait
+# for the timeout at every loss. 30 ms round trip (the replies delayed),
+# 1% of the data lost, 2 x 8 MiB; the replies are held 150 ms more once
+# 3000 data packets have arrived, by when RACK has found losses in the
+# message. While the transfer lasts, the window's part above
+# net.dlcp.reorder_us (reo_us in /proc/net/dlcp/peers) stays within
+# srtt/2. A run tells only if the timeout's resend was needless (the
+# oldest segment may have been lost) and no resend of RACK's was (the
+# host reordered packets): up to three runs.
+SPURIOUS_COUNTERS="DlcpSpuriousTimeouts DlcpDupReports DlcpRetransTimeout
+	DlcpRetransReported"
+spurious_timeout_transfer()
+{
+	local -A n
+	local c rc=0 hpid spid reo
+
+	for c in $SPURIOUS_COUNTERS; do
+		n[$c]=$(snmp ns_s "$c")
+		[ "${n[$c]}" != missing ] || fail "no counter $c" || return 1
+	done
+	reo=$(ip netns exec ns_s sysctl -n net.dlcp.reorder_us) || return 1
+	start_recv --count 2 --size 8388608 --budget 0 --expect exact ||
+		return 1
+	(
+		got=$(snmp ns_r DlcpInDataPkts)
+		while [ "$(snmp ns_r DlcpInDataPkts)" -lt $((got + 3000)) ]; do
+			sleep 0.01
+		done
+		tc -n ns_r qdisc change dev eth0 root netem delay 165ms
+		sleep 0.15
+		tc -n ns_r qdisc change dev eth0 root netem delay 15ms
+		echo "replies held 150 ms"
+	) &
+	hpid=$!
+	echo -1000000000 > "$tmpdir/reo_excess"
+	# the largest excess of the window over reorder_us + srtt/2, in us
+	(
+		max=-1000000000
+		while :; do
+			max=$(ip netns exec ns_s cat /proc/net/dlcp/peers |
+			      awk -v m="$max" -v r="$reo" \
+				'NR > 1 && $7 > 0 { x = $11 - r - $7 / 2; if (x > m) m = x }
+				 END { print int(m) }')
+			echo "$max" > "$tmpdir/reo_excess"
+			sleep 0.05
+		done
+	) &
+	spid=$!
+	send --count 2 --size 8388608 --budget 0 --expect-completion exact ||
+		{ echo "FAIL: sender"; rc=1; }
+	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
+	kill "$hpid" "$spid" 2> /dev/null
+	wait "$hpid" "$spid"
+	for c in $SPURIOUS_COUNTERS; do
+		n[$c]=$(counter_delta ns_s "$c" "${n[$c]}")
+	done
+	echo "timeouts' needless resends ${n[DlcpSpuriousTimeouts]}, needless" \
+	     "resends in all ${n[DlcpDupReports]}; presumed lost by a timeout" \
+	     "${n[DlcpRetransTimeout]}, by a report ${n[DlcpRetransReported]};" \
+	     "reordering window over reorder_us + srtt/2 by at most" \
+	     "$(cat "$tmpdir/reo_excess") us"
+	[ "$rc" -eq 0 ] || return 1
+	if [ "${n[DlcpSpuriousTimeouts]}" -eq 0 ]; then
+		echo "no timeout's resend was needless"
+		return 2
+	fi
+	if [ "${n[DlcpDupReports]}" -gt "${n[DlcpSpuriousTimeouts]}" ]; then
+		echo "a resend found lost by a report was needless too (the" \
+		     "host reordered): the window may widen"
+		return 2
+	fi
+	[ "$(cat "$tmpdir/reo_excess")" -le 0 ] ||
+		fail "a timeout's needless resend widened the reordering window"
+}
+
+case_spurious_timeout_keeps_reordering_window()
+{
+	local try rc
+
+	per_packet || return 1
+	tc -n ns_s qdisc replace dev eth0 root netem delay 15ms loss 1% &&
+	tc -n ns_r qdisc replace dev eth0 root netem delay 15ms || return 1
+	for try in 1 2 3; do
+		spurious_timeout_transfer
+		rc=$?
+		[ "$rc" -eq 2 ] || return "$rc"
+		echo "run $try cannot tell"
+	done
+	fail "no run of three could tell"
+}
+
 case_deadline_over_budget()
 {
 	local failed rc=0
@@ -630,6 +726,7 @@ CASES=(
 	lossless_no_needless_resends
 	lossless_super_no_needless_resends
 	stalled_reports_no_needless_resends
+	spurious_timeout_keeps_reordering_window
 	deadline_over_budget
 	receiver_vanishes
 	sender_vanishes
