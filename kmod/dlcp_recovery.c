@@ -23,8 +23,9 @@
  * only the reports were late (a receiver's or sender's CPU that the host
  * did not run for longer than the timeout), and leaves them lost if they
  * were (dlcp_recovery_undo_lost()). It also sends a tail loss
- * probe when reports stop for two round trips with segments in flight,
- * PROBEs a message whose reports stopped coming, enforces deadlines, and
+ * probe when reports stop for two round trips (or an RTO, if sooner)
+ * with segments in flight, before any timeout of the message, PROBEs a
+ * message whose reports stopped coming, enforces deadlines, and
  * gives up on a receiver that went silent. The timeout doubles with every
  * expiry until a new RTT sample.
  */
@@ -426,6 +427,16 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 		 */
 		if (jiffies_to_usecs(now - f->msg->last_heard) < rto)
 			continue;
+		/*
+		 * A tail loss probe goes first (below), and the timeout waits
+		 * a whole RTO after it, as TCP re-arms its RTO after a probe:
+		 * on a long path the RTO (srtt + 4 rttvar) comes before
+		 * 2 srtt, and a timeout there cuts the window and resends
+		 * what may only be queued, where the probe's answer tells.
+		 */
+		if (p->srtt_us && (!f->msg->probes ||
+				   jiffies_to_usecs(now - f->msg->last_probe) < rto))
+			continue;
 		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
 		/* one of them is resent until the receiver answers */
 		f->msg->rto_hold = true;
@@ -459,16 +470,16 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 		}
 		/*
 		 * Tail loss probe (RFC 8985, section 7): reports stopped for
-		 * two round trips while segments are in flight: the last of
-		 * them, or the reports, were lost. The answer echoes the
-		 * PROBE's timestamp, so every segment sent a reordering
-		 * window before it and still missing is found lost (RACK)
-		 * without waiting out the RTO and its back-off. One per
-		 * quiet period: a REPORT resets @probes.
+		 * two round trips, or an RTO if that is sooner, while
+		 * segments are in flight: the last of them, or the reports,
+		 * were lost. The answer echoes the PROBE's timestamp, so
+		 * every segment sent a reordering window before it and still
+		 * missing is found lost (RACK) without waiting out the RTO
+		 * and its back-off. One per quiet period: a REPORT resets
+		 * @probes.
 		 */
 		if (m->inflight && !m->probes && m->peer->srtt_us &&
-		    jiffies_to_usecs(quiet) >= 2 * m->peer->srtt_us &&
-		    jiffies_to_usecs(quiet) < rto) {
+		    jiffies_to_usecs(quiet) >= min(2 * m->peer->srtt_us, rto)) {
 			dlcp_out_send_ctl(sk, m, DLCP_T_PROBE);
 			DLCP_INC_STATS(net, DLCP_MIB_TLP_PROBES);
 			m->probes++;

@@ -487,6 +487,49 @@ case_spurious_timeout_keeps_reordering_window()
 	fail "no run of three could tell"
 }
 
+# On a long path whose round trip varies little, the retransmission
+# timeout (srtt + 4 rttvar) comes before two round trips: a message whose
+# last segments were lost, and whose reports therefore stopped, must be
+# probed (DlcpTlpProbes) before it times out (DlcpRetransTimeout), which
+# cuts the window and resends a segment that may only be queued; the
+# probe's answer comes a round trip later, before the timeout, and tells
+# what to resend. 30 ms round trip, 1% of the data lost, 40 x 1 MiB one
+# at a time, budget 0: several messages lose a segment of their last
+# window's tail. A transfer in which a timeout fired all the same is
+# repeated once (a probe or its answer held up by the emulator); a sender
+# that times out before it probes does in every one.
+tail_probed_transfer()
+{
+	local tlp rto
+
+	tlp=$(snmp ns_s DlcpTlpProbes)
+	rto=$(snmp ns_s DlcpRetransTimeout)
+	transfer 40 1048576 0 exact exact --window 1 || return 1
+	tlp=$(counter_delta ns_s DlcpTlpProbes "$tlp")
+	rto=$(counter_delta ns_s DlcpRetransTimeout "$rto")
+	echo "tail loss probes $tlp, segments presumed lost by a timeout $rto"
+	[ "$tlp" -gt 0 ] || fail "no tail loss probe" || return 1
+	[ "$rto" -eq 0 ] || return 2
+}
+
+case_long_path_tail_probed()
+{
+	local rc
+
+	per_packet || return 1
+	tc -n ns_s qdisc replace dev eth0 root netem delay 15ms loss 1% &&
+	tc -n ns_r qdisc replace dev eth0 root netem delay 15ms || return 1
+	tail_probed_transfer
+	rc=$?
+	if [ "$rc" -eq 2 ]; then
+		echo "a timeout fired: once more"
+		tail_probed_transfer
+		rc=$?
+	fi
+	[ "$rc" -eq 2 ] && echo "FAIL: timeouts instead of tail loss probes"
+	[ "$rc" -eq 0 ]
+}
+
 case_deadline_over_budget()
 {
 	local failed rc=0
@@ -727,6 +770,7 @@ CASES=(
 	lossless_super_no_needless_resends
 	stalled_reports_no_needless_resends
 	spurious_timeout_keeps_reordering_window
+	long_path_tail_probed
 	deadline_over_budget
 	receiver_vanishes
 	sender_vanishes
