@@ -142,6 +142,29 @@ counter_delta()	# NS COUNTER BEFORE
 	echo $(($(snmp "$1" "$2") - $3))
 }
 
+# counters_take "COUNTER...": CNT[COUNTER] = the sender's counter
+# counters_since: CNT[COUNTER] = its increase since counters_take
+declare -A CNT
+counters_take()
+{
+	local c
+
+	CNT=()
+	for c in $1; do
+		CNT[$c]=$(snmp ns_s "$c")
+		[ "${CNT[$c]}" != missing ] || fail "no counter $c" || return 1
+	done
+}
+
+counters_since()
+{
+	local c
+
+	for c in "${!CNT[@]}"; do
+		CNT[$c]=$(counter_delta ns_s "$c" "${CNT[$c]}")
+	done
+}
+
 case_exact_under_loss()
 {
 	impair netem loss 5% || return 1
@@ -284,36 +307,37 @@ LOSSLESS_COUNTERS="DlcpRetransPkts DlcpOutDataPkts DlcpRetransUndone
 	DlcpRetransTimeout DlcpRetransReported DlcpTlpProbes"
 lossless_resends()
 {
-	local -A n
-	local c
+	counters_take "$LOSSLESS_COUNTERS" || return 1
+	transfer 300 1048576 0 exact exact --window 4 || return 1
+	counters_since
+	echo "${CNT[DlcpRetransPkts]} of ${CNT[DlcpOutDataPkts]} data packets" \
+	     "resent on a lossless path (undone: ${CNT[DlcpRetransUndone]};" \
+	     "found lost by a timeout ${CNT[DlcpRetransTimeout]}, by a report" \
+	     "${CNT[DlcpRetransReported]}; tail probes ${CNT[DlcpTlpProbes]})"
+	[ "${CNT[DlcpRetransPkts]}" -le $((10 + CNT[DlcpOutDataPkts] / 1000)) ] ||
+		return 2
+}
 
-	for c in $LOSSLESS_COUNTERS; do
-		n[$c]=$(snmp ns_s "$c")
-	done
-	transfer 300 1048576 0 exact exact --window 4 || return 2
-	for c in $LOSSLESS_COUNTERS; do
-		n[$c]=$(counter_delta ns_s "$c" "${n[$c]}")
-	done
-	echo "${n[DlcpRetransPkts]} of ${n[DlcpOutDataPkts]} data packets resent" \
-	     "on a lossless path (undone: ${n[DlcpRetransUndone]}; found lost by" \
-	     "a timeout ${n[DlcpRetransTimeout]}, by a report" \
-	     "${n[DlcpRetransReported]}; tail probes ${n[DlcpTlpProbes]})"
-	[ "${n[DlcpRetransPkts]}" -le $((10 + n[DlcpOutDataPkts] / 1000)) ]
+# twice FN AGAIN FAILED: run FN, and once more if it returned 2 (saying
+# AGAIN); a second 2 fails (saying FAILED), as does a 1
+twice()
+{
+	local fn=$1 again=$2 failed=$3 rc
+
+	"$fn"
+	rc=$?
+	if [ "$rc" -eq 2 ]; then
+		echo "$again: once more"
+		"$fn"
+		rc=$?
+	fi
+	[ "$rc" -eq 2 ] && echo "FAIL: $failed"
+	[ "$rc" -eq 0 ]
 }
 
 lossless_no_needless_resends()
 {
-	local rc
-
-	lossless_resends
-	rc=$?
-	if [ "$rc" -eq 1 ]; then
-		echo "over the allowance: once more"
-		lossless_resends
-		rc=$?
-	fi
-	[ "$rc" -eq 1 ] && echo "FAIL: needless resends"
-	[ "$rc" -eq 0 ]
+	twice lossless_resends "over the allowance" "needless resends"
 }
 
 case_lossless_no_needless_resends()
@@ -340,6 +364,26 @@ case_lossless_super_no_needless_resends()
 	[ "$gso" -gt 0 ] || fail "no super-packet sent"
 }
 
+# hold_replies PKTS MS HOLD: in the background ($hold_pid), once PKTS more
+# DATA packets have reached ns_r, delay its replies HOLD ms more than its
+# usual MS ms (netem) for HOLD ms, then MS again
+hold_replies()
+{
+	local pkts=$1 ms=$2 hold=$3
+
+	(
+		got=$(snmp ns_r DlcpInDataPkts)
+		while [ "$(snmp ns_r DlcpInDataPkts)" -lt $((got + pkts)) ]; do
+			sleep 0.01
+		done
+		tc -n ns_r qdisc replace dev eth0 root netem delay $((ms + hold))ms
+		sleep "$(printf '%d.%03d' $((hold / 1000)) $((hold % 1000)))"
+		tc -n ns_r qdisc replace dev eth0 root netem delay "${ms}ms"
+		echo "replies held $hold ms"
+	) &
+	hold_pid=$!
+}
+
 # Reports that stop for longer than the timeout while every data packet
 # arrives, as when the host does not run the receiver's CPU (or the
 # sender's softirq) for that long: the sender presumes what it sent lost,
@@ -354,39 +398,24 @@ STALL_COUNTERS="DlcpRetransPkts DlcpOutDataPkts DlcpRetransTimeout
 	DlcpRetransUndone DlcpTlpProbes"
 case_stalled_reports_no_needless_resends()
 {
-	local -A n
-	local c rc=0 spid window=4
+	local rc=0 window=4
 
-	for c in $STALL_COUNTERS; do
-		n[$c]=$(snmp ns_s "$c")
-	done
+	counters_take "$STALL_COUNTERS" || return 1
 	start_recv --count 64 --size 1048576 --budget 0 --expect exact ||
 		return 1
-	(
-		got=$(snmp ns_r DlcpInDataPkts)
-		while [ "$(snmp ns_r DlcpInDataPkts)" -lt $((got + 2000)) ]; do
-			sleep 0.01
-		done
-		tc -n ns_r qdisc replace dev eth0 root netem delay 150ms
-		sleep 0.15
-		tc -n ns_r qdisc change dev eth0 root netem delay 0ms
-		echo "reports held 150 ms"
-	) &
-	spid=$!
+	hold_replies 2000 0 150
 	send --count 64 --size 1048576 --budget 0 --expect-completion exact \
 		--window "$window" || { echo "FAIL: sender"; rc=1; }
 	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
-	kill "$spid" 2> /dev/null
-	wait "$spid"
-	for c in $STALL_COUNTERS; do
-		n[$c]=$(counter_delta ns_s "$c" "${n[$c]}")
-	done
-	echo "${n[DlcpRetransPkts]} of ${n[DlcpOutDataPkts]} data packets resent" \
-	     "(presumed lost by a timeout ${n[DlcpRetransTimeout]}, undone" \
-	     "${n[DlcpRetransUndone]}; tail probes ${n[DlcpTlpProbes]})"
-	[ "${n[DlcpRetransTimeout]}" -gt 0 ] ||
+	kill "$hold_pid" 2> /dev/null
+	wait "$hold_pid"
+	counters_since
+	echo "${CNT[DlcpRetransPkts]} of ${CNT[DlcpOutDataPkts]} data packets resent" \
+	     "(presumed lost by a timeout ${CNT[DlcpRetransTimeout]}, undone" \
+	     "${CNT[DlcpRetransUndone]}; tail probes ${CNT[DlcpTlpProbes]})"
+	[ "${CNT[DlcpRetransTimeout]}" -gt 0 ] ||
 		fail "no timeout fired: the stall missed the transfer" || rc=1
-	[ "${n[DlcpRetransPkts]}" -le $((4 * window + 10)) ] ||
+	[ "${CNT[DlcpRetransPkts]}" -le $((4 * window + 10)) ] ||
 		fail "needless resends" || rc=1
 	return "$rc"
 }
@@ -400,7 +429,7 @@ case_stalled_reports_no_needless_resends()
 # for the timeout at every loss. 30 ms round trip (the replies delayed),
 # 1% of the data lost, 2 x 8 MiB; the replies are held 150 ms more once
 # 3000 data packets have arrived, by when RACK has found losses in the
-# message. While the transfer lasts, the window's part above
+# message (a tail loss probe goes first, the timeout an RTO after it). While the transfer lasts, the window's part above
 # net.dlcp.reorder_us (reo_us in /proc/net/dlcp/peers) stays within
 # srtt/2. A run tells only if the timeout's resend was needless (the
 # oldest segment may have been lost) and no resend of RACK's was (the
@@ -409,27 +438,13 @@ SPURIOUS_COUNTERS="DlcpSpuriousTimeouts DlcpDupReports DlcpRetransTimeout
 	DlcpRetransReported"
 spurious_timeout_transfer()
 {
-	local -A n
-	local c rc=0 hpid spid reo
+	local rc=0 spid reo
 
-	for c in $SPURIOUS_COUNTERS; do
-		n[$c]=$(snmp ns_s "$c")
-		[ "${n[$c]}" != missing ] || fail "no counter $c" || return 1
-	done
+	counters_take "$SPURIOUS_COUNTERS" || return 1
 	reo=$(ip netns exec ns_s sysctl -n net.dlcp.reorder_us) || return 1
 	start_recv --count 2 --size 8388608 --budget 0 --expect exact ||
 		return 1
-	(
-		got=$(snmp ns_r DlcpInDataPkts)
-		while [ "$(snmp ns_r DlcpInDataPkts)" -lt $((got + 3000)) ]; do
-			sleep 0.01
-		done
-		tc -n ns_r qdisc change dev eth0 root netem delay 165ms
-		sleep 0.15
-		tc -n ns_r qdisc change dev eth0 root netem delay 15ms
-		echo "replies held 150 ms"
-	) &
-	hpid=$!
+	hold_replies 3000 15 150
 	echo -1000000000 > "$tmpdir/reo_excess"
 	# the largest excess of the window over reorder_us + srtt/2, in us
 	(
@@ -447,22 +462,20 @@ spurious_timeout_transfer()
 	send --count 2 --size 8388608 --budget 0 --expect-completion exact ||
 		{ echo "FAIL: sender"; rc=1; }
 	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
-	kill "$hpid" "$spid" 2> /dev/null
-	wait "$hpid" "$spid"
-	for c in $SPURIOUS_COUNTERS; do
-		n[$c]=$(counter_delta ns_s "$c" "${n[$c]}")
-	done
-	echo "timeouts' needless resends ${n[DlcpSpuriousTimeouts]}, needless" \
-	     "resends in all ${n[DlcpDupReports]}; presumed lost by a timeout" \
-	     "${n[DlcpRetransTimeout]}, by a report ${n[DlcpRetransReported]};" \
+	kill "$hold_pid" "$spid" 2> /dev/null
+	wait "$hold_pid" "$spid"
+	counters_since
+	echo "timeouts' needless resends ${CNT[DlcpSpuriousTimeouts]}, needless" \
+	     "resends in all ${CNT[DlcpDupReports]}; presumed lost by a timeout" \
+	     "${CNT[DlcpRetransTimeout]}, by a report ${CNT[DlcpRetransReported]};" \
 	     "reordering window over reorder_us + srtt/2 by at most" \
 	     "$(cat "$tmpdir/reo_excess") us"
 	[ "$rc" -eq 0 ] || return 1
-	if [ "${n[DlcpSpuriousTimeouts]}" -eq 0 ]; then
+	if [ "${CNT[DlcpSpuriousTimeouts]}" -eq 0 ]; then
 		echo "no timeout's resend was needless"
 		return 2
 	fi
-	if [ "${n[DlcpDupReports]}" -gt "${n[DlcpSpuriousTimeouts]}" ]; then
+	if [ "${CNT[DlcpDupReports]}" -gt "${CNT[DlcpSpuriousTimeouts]}" ]; then
 		echo "a resend found lost by a report was needless too (the" \
 		     "host reordered): the window may widen"
 		return 2
@@ -514,20 +527,11 @@ tail_probed_transfer()
 
 case_long_path_tail_probed()
 {
-	local rc
-
 	per_packet || return 1
 	tc -n ns_s qdisc replace dev eth0 root netem delay 15ms loss 1% &&
 	tc -n ns_r qdisc replace dev eth0 root netem delay 15ms || return 1
-	tail_probed_transfer
-	rc=$?
-	if [ "$rc" -eq 2 ]; then
-		echo "a timeout fired: once more"
-		tail_probed_transfer
-		rc=$?
-	fi
-	[ "$rc" -eq 2 ] && echo "FAIL: timeouts instead of tail loss probes"
-	[ "$rc" -eq 0 ]
+	twice tail_probed_transfer "a timeout fired" \
+		"timeouts instead of tail loss probes"
 }
 
 case_deadline_over_budget()
