@@ -318,26 +318,24 @@ lossless_resends()
 		return 2
 }
 
-# twice FN AGAIN FAILED: run FN, and once more if it returned 2 (saying
-# AGAIN); a second 2 fails (saying FAILED), as does a 1
-twice()
+# tries N FN AGAIN FAILED: run FN up to N times while it returns 2 (saying
+# AGAIN after each); N 2s fail (saying FAILED), as does a 1
+tries()
 {
-	local fn=$1 again=$2 failed=$3 rc
+	local n=$1 fn=$2 again=$3 failed=$4 try rc
 
-	"$fn"
-	rc=$?
-	if [ "$rc" -eq 2 ]; then
-		echo "$again: once more"
+	for ((try = 1; try <= n; try++)); do
 		"$fn"
 		rc=$?
-	fi
-	[ "$rc" -eq 2 ] && echo "FAIL: $failed"
-	[ "$rc" -eq 0 ]
+		[ "$rc" -eq 2 ] || return "$rc"
+		echo "$again (run $try of $n)"
+	done
+	fail "$failed"
 }
 
 lossless_no_needless_resends()
 {
-	twice lossless_resends "over the allowance" "needless resends"
+	tries 2 lossless_resends "over the allowance" "needless resends"
 }
 
 case_lossless_no_needless_resends()
@@ -429,9 +427,9 @@ case_stalled_reports_no_needless_resends()
 # for the timeout at every loss. 30 ms round trip (the replies delayed),
 # 1% of the data lost, 2 x 8 MiB; the replies are held 150 ms more once
 # 3000 data packets have arrived, by when RACK has found losses in the
-# message (a tail loss probe goes first, the timeout an RTO after it). While the transfer lasts, the window's part above
-# net.dlcp.reorder_us (reo_us in /proc/net/dlcp/peers) stays within
-# srtt/2. A run tells only if the timeout's resend was needless (the
+# message (a tail loss probe goes first, the timeout an RTO after it).
+# While the transfer lasts, the window's part above net.dlcp.reorder_us
+# (reo_us in /proc/net/dlcp/peers) stays within srtt/2. A run tells only if the timeout's resend was needless (the
 # oldest segment may have been lost) and no resend of RACK's was (the
 # host reordered packets): up to three runs.
 SPURIOUS_COUNTERS="DlcpSpuriousTimeouts DlcpDupReports DlcpRetransTimeout
@@ -484,20 +482,20 @@ spurious_timeout_transfer()
 		fail "a timeout's needless resend widened the reordering window"
 }
 
-case_spurious_timeout_keeps_reordering_window()
+# long_lossy_path: 30 ms round trip (15 ms each way), 1% of the data lost,
+# packet by packet
+long_lossy_path()
 {
-	local try rc
-
 	per_packet || return 1
 	tc -n ns_s qdisc replace dev eth0 root netem delay 15ms loss 1% &&
-	tc -n ns_r qdisc replace dev eth0 root netem delay 15ms || return 1
-	for try in 1 2 3; do
-		spurious_timeout_transfer
-		rc=$?
-		[ "$rc" -eq 2 ] || return "$rc"
-		echo "run $try cannot tell"
-	done
-	fail "no run of three could tell"
+	tc -n ns_r qdisc replace dev eth0 root netem delay 15ms
+}
+
+case_spurious_timeout_keeps_reordering_window()
+{
+	long_lossy_path || return 1
+	tries 3 spurious_timeout_transfer "this run cannot tell" \
+		"no run of three could tell"
 }
 
 # On a long path whose round trip varies little, the retransmission
@@ -513,24 +511,20 @@ case_spurious_timeout_keeps_reordering_window()
 # that times out before it probes does in every one.
 tail_probed_transfer()
 {
-	local tlp rto
-
-	tlp=$(snmp ns_s DlcpTlpProbes)
-	rto=$(snmp ns_s DlcpRetransTimeout)
+	counters_take "DlcpTlpProbes DlcpRetransTimeout" || return 1
 	transfer 40 1048576 0 exact exact --window 1 || return 1
-	tlp=$(counter_delta ns_s DlcpTlpProbes "$tlp")
-	rto=$(counter_delta ns_s DlcpRetransTimeout "$rto")
-	echo "tail loss probes $tlp, segments presumed lost by a timeout $rto"
-	[ "$tlp" -gt 0 ] || fail "no tail loss probe" || return 1
-	[ "$rto" -eq 0 ] || return 2
+	counters_since
+	echo "tail loss probes ${CNT[DlcpTlpProbes]}, segments presumed lost" \
+	     "by a timeout ${CNT[DlcpRetransTimeout]}"
+	[ "${CNT[DlcpTlpProbes]}" -gt 0 ] || fail "no tail loss probe" ||
+		return 1
+	[ "${CNT[DlcpRetransTimeout]}" -eq 0 ] || return 2
 }
 
 case_long_path_tail_probed()
 {
-	per_packet || return 1
-	tc -n ns_s qdisc replace dev eth0 root netem delay 15ms loss 1% &&
-	tc -n ns_r qdisc replace dev eth0 root netem delay 15ms || return 1
-	twice tail_probed_transfer "a timeout fired" \
+	long_lossy_path || return 1
+	tries 2 tail_probed_transfer "a timeout fired" \
 		"timeouts instead of tail loss probes"
 }
 
