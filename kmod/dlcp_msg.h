@@ -219,9 +219,16 @@ struct dlcp_msg_path {
  * @rto_hold:	a timeout presumed segments of this message lost, and no
  *		REPORT has answered a packet sent since: of those, only the
  *		oldest is resent (dlcp_recovery_timeout())
- * @rto_rtx_sent: it went out
- * @rto_rtx_us:	when; a REPORT that echoes this or a later time ends the
- *		hold, an earlier one left the receiver before it could tell
+ * @rto_held:	a timeout held this message once: @rto_hold_us and
+ *		@rto_rtx_us are set
+ * @rto_rtx_sent: the hold's resend went out since the timeout last fired
+ * @rto_hold_us: when the hold began
+ * @rto_rtx_us:	when the hold's latest resend went out; a REPORT that
+ *		echoes this or a later time ends the hold, an earlier one left
+ *		the receiver before it could tell. A DUP report that echoes a
+ *		time in [@rto_hold_us, @rto_rtx_us] answers one of the hold's
+ *		resends, the only ones sent in that time (a timeout that fires
+ *		again while the hold lasts resends once more)
  * @probes:	PROBEs sent since the last REPORT
  * @last_probe:	jiffies of the last of them
  * @rack_rtt_us: round-trip time of the packet whose arrival triggered the
@@ -276,7 +283,9 @@ struct dlcp_out_msg {
 	unsigned long		xmit_err_since;
 	unsigned long		progress_at;
 	bool			rto_hold;
+	bool			rto_held;
 	bool			rto_rtx_sent;
+	u32			rto_hold_us;
 	u32			rto_rtx_us;
 	u32			probes;
 	unsigned long		last_probe;

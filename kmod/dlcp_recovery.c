@@ -52,6 +52,18 @@ static bool dlcp_recovery_rack_expired(const struct sock *sk,
 	       (s32)(m->rack_rtt_us + dlcp_peer_reorder_us(sk, m->peer));
 }
 
+/*
+ * Does @tsecr echo a resend of a timeout's hold? While the hold lasts,
+ * @m resends only the segment the timeout chose, and again if the timeout
+ * fires again before the receiver answers: a DUP report echoing a time in
+ * that span answers one of those resends, however late it comes.
+ */
+static bool dlcp_recovery_echoes_hold(const struct dlcp_out_msg *m, u32 tsecr)
+{
+	return m->rto_held && (s32)(tsecr - m->rto_hold_us) >= 0 &&
+	       (s32)(m->rto_rtx_us - tsecr) >= 0;
+}
+
 /* Is byte range [s, e) disjoint from every gap in @g[0..n)? */
 static bool dlcp_gaps_miss(const struct dlcp_wire_range *g, u32 n, u32 s,
 			   u32 e)
@@ -162,12 +174,15 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	acked_before = m->nr_acked;
 	m->heard = true;
 	/*
-	 * The receiver answered the resend after a timeout, or a packet
-	 * sent after it: the other segments presumed lost are resent if
-	 * this report shows them missing (a report sent before that was
-	 * held up with the rest, and does not know).
+	 * The receiver answered the latest resend after a timeout, or a
+	 * packet sent after it: the other segments presumed lost are resent
+	 * if this report shows them missing. A report sent before that was
+	 * held up with the rest and does not know; one that answers an
+	 * earlier resend of the hold does not know of the segments sent
+	 * after it that a later timeout presumed lost.
 	 */
-	if (m->rto_hold && m->rto_rtx_sent && (s32)(tsecr - m->rto_rtx_us) >= 0)
+	if (m->rto_hold && m->rto_rtx_sent &&
+	    (s32)(tsecr - m->rto_rtx_us) >= 0)
 		m->rto_hold = false;
 	m->probes = 0;
 	if (r->rflags & DLCP_RF_DUP) {
@@ -179,7 +194,7 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 		 * Learning RACK's ages from it would widen the window by a
 		 * round trip with every early timeout of a long path.
 		 */
-		if (m->rto_rtx_sent && tsecr == m->rto_rtx_us) {
+		if (dlcp_recovery_echoes_hold(m, tsecr)) {
 			DLCP_INC_STATS(net, DLCP_MIB_SPURIOUS_TIMEOUTS);
 		} else {
 			dlcp_peer_dup_report(m->peer, m->rack_age_us);
@@ -439,7 +454,12 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 			continue;
 		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
 		/* one of them is resent until the receiver answers */
-		f->msg->rto_hold = true;
+		if (!f->msg->rto_hold) {
+			f->msg->rto_hold = true;
+			f->msg->rto_held = true;
+			f->msg->rto_hold_us = now_us;
+			f->msg->rto_rtx_us = now_us - 1;
+		}
 		f->msg->rto_rtx_sent = false;
 		DLCP_INC_STATS(net, DLCP_MIB_RETRANS_TIMEOUT);
 		dlcp_flight_resolve(dsk, f);

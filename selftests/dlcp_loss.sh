@@ -53,6 +53,7 @@ setup()
 	modprobe -q veth 2> /dev/null
 	modprobe -q sch_netem 2> /dev/null
 	modprobe -q sch_tbf 2> /dev/null
+	modprobe -q sch_plug 2> /dev/null
 	ns_create ns_s ns_r || return 1
 	ip -n ns_s link add eth0 type veth peer name eth0 netns ns_r || return 1
 	if [ "$DLCP_FAMILY" = 6 ]; then
@@ -362,21 +363,30 @@ case_lossless_super_no_needless_resends()
 	[ "$gso" -gt 0 ] || fail "no super-packet sent"
 }
 
-# hold_replies PKTS MS HOLD: in the background ($hold_pid), once PKTS more
-# DATA packets have reached ns_r, delay its replies HOLD ms more than its
-# usual MS ms (netem) for HOLD ms, then MS again
+# replies_pluggable: the receiver's replies go through sch_plug, which
+# hold_replies closes and opens
+replies_pluggable()
+{
+	tc -n ns_r qdisc replace dev eth0 root plug limit 100000000 &&
+	tc -n ns_r qdisc change dev eth0 root plug release_indefinite
+}
+
+# hold_replies PKTS HOLD: in the background ($hold_pid), once PKTS more
+# data packets have arrived, hold the receiver's replies HOLD ms, then let
+# them go in the order they were sent, as a CPU that did not run for that
+# long drains its backlog (replies_pluggable first)
 hold_replies()
 {
-	local pkts=$1 ms=$2 hold=$3
+	local pkts=$1 hold=$2
 
 	(
 		got=$(snmp ns_r DlcpInDataPkts)
 		while [ "$(snmp ns_r DlcpInDataPkts)" -lt $((got + pkts)) ]; do
 			sleep 0.01
 		done
-		tc -n ns_r qdisc replace dev eth0 root netem delay $((ms + hold))ms
+		tc -n ns_r qdisc change dev eth0 root plug block
 		sleep "$(printf '%d.%03d' $((hold / 1000)) $((hold % 1000)))"
-		tc -n ns_r qdisc replace dev eth0 root netem delay "${ms}ms"
+		tc -n ns_r qdisc change dev eth0 root plug release_indefinite
 		echo "replies held $hold ms"
 	) &
 	hold_pid=$!
@@ -387,7 +397,7 @@ hold_replies()
 # sender's softirq) for that long: the sender presumes what it sent lost,
 # but resends only the oldest segment of each message until the receiver
 # answers, and that answer shows the rest arrived (DlcpRetransUndone).
-# The receiver's replies are held 150 ms (netem on its side) once 2000
+# The receiver's replies are held 150 ms (sch_plug on its side) once 2000
 # data packets of 64 MiB have arrived; the transfer cannot end before the
 # replies come. Allowed: four resends per message in flight (a timeout and
 # three backed-off ones) and 10 more; a sender that resends its whole
@@ -399,9 +409,10 @@ case_stalled_reports_no_needless_resends()
 	local rc=0 window=4
 
 	counters_take "$STALL_COUNTERS" || return 1
+	replies_pluggable || return 1
 	start_recv --count 64 --size 1048576 --budget 0 --expect exact ||
 		return 1
-	hold_replies 2000 0 150
+	hold_replies 2000 150
 	send --count 64 --size 1048576 --budget 0 --expect-completion exact \
 		--window "$window" || { echo "FAIL: sender"; rc=1; }
 	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
@@ -424,14 +435,18 @@ case_stalled_reports_no_needless_resends()
 # nothing of reordering and must leave RACK's reordering window alone: a
 # window taught by it the age at which RACK had found the message's real
 # losses, a round trip and more, made a long path with random loss wait
-# for the timeout at every loss. 30 ms round trip (the replies delayed),
-# 1% of the data lost, 2 x 8 MiB; the replies are held 150 ms more once
-# 3000 data packets have arrived, by when RACK has found losses in the
-# message (a tail loss probe goes first, the timeout an RTO after it).
-# While the transfer lasts, the window's part above net.dlcp.reorder_us
-# (reo_us in /proc/net/dlcp/peers) stays within srtt/2. A run tells only if the timeout's resend was needless (the
-# oldest segment may have been lost) and no resend of RACK's was (the
-# host reordered packets): up to three runs.
+# for the timeout at every loss. 30 ms round trip, 1% of the data lost,
+# 2 x 8 MiB; the replies are held 500 ms once 3000 data packets have
+# arrived, by when RACK has found losses in the message. A tail loss
+# probe goes first, the timeout an RTO after it
+# (about 90 ms into the hold), and again at each backed-off RTO: the
+# answer to the first resend comes after later ones went out, and must
+# be told from the answer to a resend of RACK's all the same. While the
+# transfer lasts, the window's part above net.dlcp.reorder_us (reo_us in
+# /proc/net/dlcp/peers) stays within srtt/2. A run tells only if the
+# timeout's resend was needless (the oldest segment may have been lost)
+# and no resend of RACK's was (the host reordered packets): up to three
+# runs.
 SPURIOUS_COUNTERS="DlcpSpuriousTimeouts DlcpDupReports DlcpRetransTimeout
 	DlcpRetransReported"
 spurious_timeout_transfer()
@@ -442,7 +457,7 @@ spurious_timeout_transfer()
 	reo=$(ip netns exec ns_s sysctl -n net.dlcp.reorder_us) || return 1
 	start_recv --count 2 --size 8388608 --budget 0 --expect exact ||
 		return 1
-	hold_replies 3000 15 150
+	hold_replies 3000 500
 	echo -1000000000 > "$tmpdir/reo_excess"
 	# the largest excess of the window over reorder_us + srtt/2, in us
 	(
@@ -452,7 +467,9 @@ spurious_timeout_transfer()
 			      awk -v m="$max" -v r="$reo" \
 				'NR > 1 && $7 > 0 { x = $11 - r - $7 / 2; if (x > m) m = x }
 				 END { print int(m) }')
-			echo "$max" > "$tmpdir/reo_excess"
+			# whole or not at all when the sampler is stopped
+			echo "$max" > "$tmpdir/reo_excess.new"
+			mv "$tmpdir/reo_excess.new" "$tmpdir/reo_excess"
 			sleep 0.05
 		done
 	) &
@@ -482,20 +499,20 @@ spurious_timeout_transfer()
 		fail "a timeout's needless resend widened the reordering window"
 }
 
-# long_lossy_path: 30 ms round trip (15 ms each way), 1% of the data lost,
-# packet by packet
+# long_lossy_path: 30 ms round trip (all of it on the data's way), 1% of
+# the data lost, packet by packet; the replies go through sch_plug
 long_lossy_path()
 {
 	per_packet || return 1
-	tc -n ns_s qdisc replace dev eth0 root netem delay 15ms loss 1% &&
-	tc -n ns_r qdisc replace dev eth0 root netem delay 15ms
+	tc -n ns_s qdisc replace dev eth0 root netem delay 30ms loss 1% &&
+	replies_pluggable
 }
 
 case_spurious_timeout_keeps_reordering_window()
 {
 	long_lossy_path || return 1
 	tries 3 spurious_timeout_transfer "this run cannot tell" \
-		"no run of three could tell"
+		"needless resends not the timeout's in every run"
 }
 
 # On a long path whose round trip varies little, the retransmission
