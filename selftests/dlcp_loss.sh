@@ -319,21 +319,6 @@ lossless_resends()
 		return 2
 }
 
-# tries N FN AGAIN FAILED: run FN up to N times while it returns 2 (saying
-# AGAIN after each); N 2s fail (saying FAILED), as does a 1
-tries()
-{
-	local n=$1 fn=$2 again=$3 failed=$4 try rc
-
-	for ((try = 1; try <= n; try++)); do
-		"$fn"
-		rc=$?
-		[ "$rc" -eq 2 ] || return "$rc"
-		echo "$again (run $try of $n)"
-	done
-	fail "$failed"
-}
-
 lossless_no_needless_resends()
 {
 	tries 2 lossless_resends "over the allowance" "needless resends"

@@ -475,8 +475,11 @@ case_peer_state()
 # more than the first reordering window (srtt/4 + 4 ms): resends of
 # segments that had only been overtaken reach the receiver as duplicates,
 # its REPORTs say so (DlcpDupReports at the sender), and the sender widens
-# the window of that path past the 10 ms; every message arrives.
-case_reorder_window()
+# the window of that path past the 10 ms; every message arrives. A run in
+# which no packet sent after an overtaken one by more than the window
+# arrived before it resends nothing needlessly and cannot tell: up to
+# three runs.
+reorder_window_transfer()
 {
 	local rpids=() out rc=0 srtt reo max dup0 dup1
 
@@ -494,13 +497,21 @@ case_reorder_window()
 	max=$(peer_max_reo "$out" b)
 	echo "DlcpDupReports +$((dup1 - dup0)); srtt $srtt us," \
 	     "reordering window $reo us, at most $max us during the transfer"
-	[ "$dup1" -gt "$dup0" ] 2> /dev/null ||
-		{ echo "FAIL: no REPORT flagged a needless resend"; rc=1; }
+	[ "$rc" -eq 0 ] || return 1
+	if ! [ "$dup1" -gt "$dup0" ] 2> /dev/null; then
+		echo "no REPORT flagged a needless resend"
+		return 2
+	fi
 	# without needless resends the window narrows again after some calm
 	# rounds: what it reached during the transfer is the measure
 	[ "${max:-0}" -gt 10000 ] ||
-		{ echo "FAIL: reordering window at most ${max:-?} us, not past 10 ms"; rc=1; }
-	return "$rc"
+		fail "reordering window at most ${max:-?} us, not past 10 ms"
+}
+
+case_reorder_window()
+{
+	tries 3 reorder_window_transfer "this run cannot tell" \
+		"no REPORT flagged a needless resend in three runs"
 }
 
 # ------------------------------------------------------------------- main
@@ -522,6 +533,8 @@ CASES=(
 	peer_state
 	reorder_window
 )
+# DLCP_NETNS_CASES="a b": run only these cases
+[ -n "${DLCP_NETNS_CASES:-}" ] && read -r -a CASES <<< "$DLCP_NETNS_CASES"
 
 require_root
 require_vm

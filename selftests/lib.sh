@@ -217,6 +217,22 @@ fail()
 	return 1
 }
 
+# tries N FN AGAIN FAILED: run FN up to N times while it returns 2 (saying
+# AGAIN after each), for a case whose run may not be able to tell; N 2s
+# fail (saying FAILED), as does a 1
+tries()
+{
+	local n=$1 fn=$2 again=$3 failed=$4 try rc
+
+	for ((try = 1; try <= n; try++)); do
+		"$fn"
+		rc=$?
+		[ "$rc" -eq 2 ] || return "$rc"
+		echo "$again (run $try of $n)"
+	done
+	fail "$failed"
+}
+
 # tscale SECONDS: SECONDS times DLCP_TIMEOUT_SCALE (slow debug kernels)
 tscale()
 {
