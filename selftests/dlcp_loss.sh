@@ -423,10 +423,10 @@ case_stalled_reports_no_needless_resends()
 # for the timeout at every loss. 30 ms round trip, 1% of the data lost,
 # 2 x 8 MiB; the replies are held 500 ms once 3000 data packets have
 # arrived, by when RACK has found losses in the message. A tail loss
-# probe goes first, the timeout an RTO after it
-# (about 90 ms into the hold), and again at each backed-off RTO: the
-# answer to the first resend comes after later ones went out, and must
-# be told from the answer to a resend of RACK's all the same. While the
+# probe goes first, the timeout an RTO after it (about 90 ms into the
+# hold), and again at each backed-off RTO: the answer to the first resend
+# comes after later ones went out, and must be told from the answer to a
+# resend of RACK's all the same. While the
 # transfer lasts, the window's part above net.dlcp.reorder_us (reo_us in
 # /proc/net/dlcp/peers) stays within srtt/2. A run tells only if the
 # timeout's resend was needless (the oldest segment may have been lost)
