@@ -541,6 +541,14 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 		DLCP_ADD_STATS(net, DLCP_MIB_IN_LATE_PKTS, pkts);
 		/* kept while its sender still sends: it missed the STOP */
 		dlcp_intab_touch(dsk, m);
+		/*
+		 * The STOP echoes this packet. The stamp of the last one
+		 * before delivery would make the time since then a round
+		 * trip of the sender's, as long as its timeouts took to
+		 * resend, and the timeout that resent look spurious: its
+		 * RTO would stay at twice that (dlcp_peer_rtt_sample()).
+		 */
+		m->tsval = ntohl(d->tsval);
 		if (d->common.flags & (DLCP_HF_ACKREQ | DLCP_HF_RETRANS))
 			dlcp_in_send_stop(sk, m);
 		return DLCP_MIB_NONE;

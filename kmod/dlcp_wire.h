@@ -147,7 +147,7 @@ struct dlcp_data_hdr {
  * @rcvd:	bytes of the message received so far
  * @scan_end:	the report covers [0, scan_end): every byte below it that is
  *		not in a gap has arrived; nothing is said about bytes above
- * @tsecr:	tsval of the data packet that triggered the report
+ * @tsecr:	tsval of the packet that triggered the report: DATA or PROBE
  * @ce_bytes:	payload bytes received with ECN CE, cumulative for the message
  * @ngaps:	number of gaps that follow
  * @rflags:	DLCP_RF_*
@@ -178,7 +178,8 @@ struct dlcp_wire_range {
  * struct dlcp_stop_hdr - STOP header
  * @common:	common header
  * @lost:	bytes the receiver gave up on (zero-filled on delivery)
- * @tsecr:	tsval of the packet that completed the message
+ * @tsecr:	tsval of the packet answered: the one that completed the
+ *		message, or the late DATA or PROBE a STOP is sent again for
  */
 struct dlcp_stop_hdr {
 	struct dlcp_hdr	common;

@@ -25,6 +25,7 @@ true
 source "$(dirname "$0")/lib.sh"
 
 LOSS=$SELFTEST_DIR/dlcp_loss
+DLCPSTAT=$REPO_DIR/userspace/tools/dlcpstat
 ENCAP=${DLCP_ENCAP:-native}
 export DLCP_FAMILY=${DLCP_FAMILY:-4}
 if [ "$DLCP_FAMILY" = 6 ]; then
@@ -530,6 +531,66 @@ case_long_path_tail_probed()
 		"timeouts instead of tail loss probes"
 }
 
+# A receiver's STOP is lost, and its reports: the sender's timeouts resend
+# a segment of the message the receiver delivered, and the STOP it sends
+# again must echo that resend, not the last packet before delivery, whose
+# age would be taken for a round trip and the timeout for a spurious one:
+# the timeout would stay at twice that age (2 s at most) for 10 s. The
+# receiver's replies are dropped for 1 s from the start of a 16 KiB
+# message (resends at about 0.2, 0.6 and 1.4 s); once its STOP came, the
+# sender's timeout is read (dlcpstat -P) while a 64 MiB message follows on
+# the socket. A run in which no reading came before the second message
+# ended tells nothing: up to three runs.
+stale_echo_transfer()
+{
+	local rc=0 bpid spid max done0
+
+	done0=$(snmp ns_s DlcpOutMsgsDone)
+	start_recv --count 2 --size 16k,64m --budget 0 --expect exact ||
+		return 1
+	tc -n ns_r qdisc replace dev eth0 root netem loss 100% || return 1
+	(sleep 1; tc -n ns_r qdisc del dev eth0 root) &
+	bpid=$!
+	: > "$tmpdir/rto"
+	(
+		while [ "$(snmp ns_s DlcpOutMsgsDone)" -le "$done0" ]; do
+			sleep 0.01
+		done
+		while :; do
+			"$DLCPSTAT" -N ns_s -P -j --netlink 2> /dev/null |
+				grep -o '"rto_us":[0-9]*' | cut -d: -f2 \
+				>> "$tmpdir/rto"
+			sleep 0.02
+		done
+	) &
+	spid=$!
+	send --count 2 --size 16k,64m --budget 0 --window 1 \
+		--expect-completion exact || { echo "FAIL: sender"; rc=1; }
+	wait "$rpid" || { echo "FAIL: receiver"; rc=1; }
+	kill "$spid" 2> /dev/null
+	wait "$spid" "$bpid"
+	[ "$rc" -eq 0 ] || return 1
+	[ -s "$tmpdir/rto" ] || { echo "no reading of the timeout"; return 2; }
+	max=$(sort -n "$tmpdir/rto" | tail -n 1)
+	echo "$(wc -l < "$tmpdir/rto") readings of the sender's timeout" \
+	     "after the first message, the longest $max us"
+	[ "$max" -lt 1000000 ] ||
+		fail "the STOP answering a resend echoed an older packet"
+}
+
+case_stop_echoes_resend()
+{
+	need_exec "$DLCPSTAT" || return 1
+	# the neighbours are known: no resolution across the dropped replies
+	ip -n ns_s neigh replace "$R" dev eth0 nud permanent lladdr \
+		"$(ip -n ns_r -br link show eth0 | awk '{ print $3 }')" &&
+	ip -n ns_r neigh replace "$S" dev eth0 nud permanent lladdr \
+		"$(ip -n ns_s -br link show eth0 | awk '{ print $3 }')" ||
+		return 1
+	tries 3 stale_echo_transfer "no reading during the second message" \
+		"no reading of the timeout in any run"
+}
+
 case_deadline_over_budget()
 {
 	local failed rc=0
@@ -771,6 +832,7 @@ CASES=(
 	stalled_reports_no_needless_resends
 	spurious_timeout_keeps_reordering_window
 	long_path_tail_probed
+	stop_echoes_resend
 	deadline_over_budget
 	receiver_vanishes
 	sender_vanishes
