@@ -94,6 +94,10 @@ TEST(unprivileged_critical_retransmissions)
 	       in_class0);
 	EXPECT_LT(0, rtx);
 	EXPECT_EQ(0, in_class0);
+	/* the last STOP may be lost: close() would wait for it */
+	close_now(tx);
+	close(rx);
+	close(raw);
 }
 
 /* ------------------------------------------------------------------ */
