@@ -104,12 +104,6 @@ cleanup()
 	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
 }
 
-# mac NS DEV
-mac()
-{
-	ip -n "$1" -br link show dev "$2" | awk '{ print $3 }'
-}
-
 setup()
 {
 	local ns

@@ -582,11 +582,10 @@ case_stop_echoes_resend()
 {
 	need_exec "$DLCPSTAT" || return 1
 	# the neighbours are known: no resolution across the dropped replies
-	ip -n ns_s neigh replace "$R" dev eth0 nud permanent lladdr \
-		"$(ip -n ns_r -br link show eth0 | awk '{ print $3 }')" &&
-	ip -n ns_r neigh replace "$S" dev eth0 nud permanent lladdr \
-		"$(ip -n ns_s -br link show eth0 | awk '{ print $3 }')" ||
-		return 1
+	ip -n ns_s neigh replace "$R" dev eth0 nud permanent \
+		lladdr "$(mac ns_r eth0)" &&
+	ip -n ns_r neigh replace "$S" dev eth0 nud permanent \
+		lladdr "$(mac ns_s eth0)" || return 1
 	tries 3 stale_echo_transfer "no reading during the second message" \
 		"no reading of the timeout in any run"
 }

@@ -354,3 +354,9 @@ ns_delete()
 	done
 	return 0
 }
+
+# mac NS DEV: the link-layer address of DEV in namespace NS
+mac()
+{
+	ip -n "$1" -br link show dev "$2" | awk '{ print $3 }'
+}
