@@ -182,6 +182,34 @@ run_component()
 	fi
 }
 
+# Turn on, for the rest of the VM's life, the kernel's static keys that
+# tests would otherwise switch on and off while packets flow: memory
+# cgroups' socket accounting (a memory cgroup), the cgroup BPF hooks the
+# tests attach to (dlcp_pin_keys), tc ingress and egress (a clsact qdisc,
+# on a dummy device in a namespace of its own). Switching a key rewrites
+# the kernel's text with breakpoints (text_poke_bp()), and under TCG a
+# vCPU that runs the rewritten code meanwhile can trap on a breakpoint
+# after it is gone: "Oops: int3" in softirq, a panic. Only in the VM.
+pin_static_keys()
+{
+	local cg=/sys/fs/cgroup/dlcp-static-keys ns=dlcp-static-keys out
+
+	[ "${DLCP_VM:-}" = 1 ] || return 0
+	modprobe -q dummy 2> /dev/null
+	if out=$({
+		echo +memory > /sys/fs/cgroup/cgroup.subtree_control &&
+		mkdir -p "$cg" &&
+		"$HERE/dlcp_pin_keys" "$cg" &&
+		ip netns add "$ns" &&
+		ip -n "$ns" link add dlcp-keys type dummy &&
+		tc -n "$ns" qdisc add dev dlcp-keys clsact
+	} 2>&1); then
+		echo "# static keys on for the run"
+	else
+		ktap_print_msg "static keys not all on: $out"
+	fi
+}
+
 # ------------------------------------------------------------------- main
 
 selected=()
@@ -232,6 +260,7 @@ else
 	exit 1
 fi
 export DLCP_KO=$KO
+pin_static_keys
 
 for c in "${COMPONENTS[@]}"; do
 	read -r name tmo slow <<< "$c"
