@@ -236,29 +236,6 @@ TEST(ipsec_policy_required)
 	close(rx);
 }
 
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-/* A program of @prog_type, attached at @type, that returns 0: refuses all. */
-static int bpf_refuse(enum bpf_prog_type prog_type, enum bpf_attach_type type)
-{
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = prog_type;
-	attr.expected_attach_type = type;
-	attr.insns = (uintptr_t)insns;
-	attr.insn_cnt = 2;
-	attr.license = (uintptr_t)"GPL";
-	return sys_bpf(BPF_PROG_LOAD, &attr);
-}
-
 /* Write @val to the file @path (a sysctl outside net.dlcp). */
 static int write_file(const char *path, const char *val)
 {
@@ -281,7 +258,8 @@ struct cgroup_test {
 /*
  * Mount cgroup2 in a mount namespace of the test's own, make a child
  * cgroup in it and attach to it, for each of the @n types, a program
- * (bpf_refuse()) of @prog_type. 0, or a negative errno to skip for.
+ * of @prog_type that refuses everything. 0, or a negative errno to skip
+ * for.
  */
 static int cgroup_mount(struct cgroup_test *t)
 {
@@ -311,17 +289,9 @@ static int cgroup_refusing(struct cgroup_test *t, enum bpf_prog_type prog_type,
 		return err;
 	snprintf(t->cg, sizeof(t->cg), "%s/dlcp-test-%d", t->root, getpid());
 	cgfd = mkdir(t->cg, 0755) ? -1 : open(t->cg, O_RDONLY | O_DIRECTORY);
-	for (i = 0; cgfd >= 0 && i < n && !err; i++) {
-		union bpf_attr attr;
-		int prog = bpf_refuse(prog_type, types[i]);
-
-		memset(&attr, 0, sizeof(attr));
-		attr.target_fd = cgfd;
-		attr.attach_bpf_fd = prog;
-		attr.attach_type = types[i];
-		if (prog < 0 || sys_bpf(BPF_PROG_ATTACH, &attr))
+	for (i = 0; cgfd >= 0 && i < n && !err; i++)
+		if (dlcp_cgroup_attach_verdict(cgfd, prog_type, types[i], 0))
 			err = -errno;
-	}
 	if (cgfd < 0)
 		err = -errno;
 	else

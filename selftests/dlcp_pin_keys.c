@@ -16,41 +16,14 @@
  *
  * Exit status 0, or 1 with the reason on stderr.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/bpf.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "kselftest.h"
-
-static int sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-/* Load a program of @type for @attach that returns 1: allow. */
-static int load_allow(enum bpf_prog_type type, enum bpf_attach_type attach)
-{
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
-		  .imm = 1 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	union bpf_attr attr;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = type;
-	attr.expected_attach_type = attach;
-	attr.insns = (uintptr_t)insns;
-	attr.insn_cnt = ARRAY_SIZE(insns);
-	attr.license = (uintptr_t)"GPL";
-	return sys_bpf(BPF_PROG_LOAD, &attr);
-}
+#include "dlcp_util.h"
 
 int main(int argc, char **argv)
 {
@@ -77,21 +50,13 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
-		int prog = load_allow(hooks[i].type, hooks[i].attach);
-		union bpf_attr attr;
-
-		memset(&attr, 0, sizeof(attr));
-		attr.target_fd = cg;
-		attr.attach_bpf_fd = prog;
-		attr.attach_type = hooks[i].attach;
-		if (prog < 0 || sys_bpf(BPF_PROG_ATTACH, &attr)) {
+	for (i = 0; i < ARRAY_SIZE(hooks); i++)
+		if (dlcp_cgroup_attach_verdict(cg, hooks[i].type,
+					       hooks[i].attach, 1)) {
 			fprintf(stderr, "%s: %s program: %s\n", argv[0],
 				hooks[i].name, strerror(errno));
 			return 1;
 		}
-		close(prog);
-	}
 	close(cg);
 	return 0;
 }

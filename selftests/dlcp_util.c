@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,6 +215,42 @@ uint64_t dlcp_fnv1a64(const void *buf, size_t len)
 		h *= 0x100000001b3ull;
 	}
 	return h;
+}
+
+static int dlcp_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+int dlcp_cgroup_attach_verdict(int cgfd, enum bpf_prog_type type,
+			       enum bpf_attach_type attach, int verdict)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
+		  .imm = verdict },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+	int prog, err, saved;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = type;
+	attr.expected_attach_type = attach;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = sizeof(insns) / sizeof(insns[0]);
+	attr.license = (uintptr_t)"GPL";
+	prog = dlcp_bpf(BPF_PROG_LOAD, &attr);
+	if (prog < 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.target_fd = cgfd;
+	attr.attach_bpf_fd = prog;
+	attr.attach_type = attach;
+	err = dlcp_bpf(BPF_PROG_ATTACH, &attr);
+	saved = errno;
+	close(prog);
+	errno = saved;
+	return err ? -1 : 0;
 }
 
 double dlcp_now(void)

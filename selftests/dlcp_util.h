@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/bpf.h>
 #include <linux/dlcp.h>
 
 #define DLCP_SNMP_PATH		"/proc/net/dlcp/snmp"
@@ -47,6 +48,14 @@ int dlcp_link_mtu(const char *ifname, int mtu);
 /* net.dlcp.@name as a number: 0, or -1 with errno set. */
 int dlcp_sysctl_read(const char *name, long long *val);
 int dlcp_sysctl_write(const char *name, long long val);
+
+/*
+ * Attach to the cgroup directory open at @cgfd, at @attach, a program of
+ * @type that returns @verdict for everything (0: refuse, 1: allow). It
+ * stays attached while the cgroup exists. 0, or -1 with errno set.
+ */
+int dlcp_cgroup_attach_verdict(int cgfd, enum bpf_prog_type type,
+			       enum bpf_attach_type attach, int verdict);
 
 /*
  * Deterministic payloads. A message is identified by (sender id, index);
