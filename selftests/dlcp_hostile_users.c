@@ -20,7 +20,6 @@
 #include <net/if.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 #include "dlcp_hostile.h"
 
@@ -256,10 +255,8 @@ struct cgroup_test {
 };
 
 /*
- * Mount cgroup2 in a mount namespace of the test's own, make a child
- * cgroup in it and attach to it, for each of the @n types, a program
- * of @prog_type that refuses everything. 0, or a negative errno to skip
- * for.
+ * Mount cgroup2 at @t's root, in a mount namespace of the test's own.
+ * 0, or a negative errno to skip for.
  */
 static int cgroup_mount(struct cgroup_test *t)
 {
@@ -279,6 +276,11 @@ static int cgroup_mount(struct cgroup_test *t)
 	return 0;
 }
 
+/*
+ * Mount cgroup2 (cgroup_mount()), make a child cgroup in it and attach
+ * to it, for each of the @n types, a program of @prog_type that refuses
+ * everything. 0, or a negative errno to skip for.
+ */
 static int cgroup_refusing(struct cgroup_test *t, enum bpf_prog_type prog_type,
 			   const enum bpf_attach_type *types, int n)
 {

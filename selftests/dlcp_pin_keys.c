@@ -6,13 +6,9 @@
  * attached while the cgroup exists.
  *
  * run_vm.sh calls it once, before the first test, with an empty cgroup of
- * its own: the kernel's static keys behind those hooks are then on for
- * the whole run, and a test that attaches and detaches its own programs
- * no longer switches them. Switching a key rewrites the kernel's text
- * (text_poke_bp()), and under TCG a vCPU sending or receiving packets
- * meanwhile can run the breakpoint that the rewrite plants after it is
- * gone: "Oops: int3" in ip_finish_output() or in the module, and a
- * panic in softirq.
+ * its own, so that the kernel's static keys behind those hooks stay on
+ * for the whole run and the tests' own programs never switch them
+ * (pin_static_keys() there says why that matters under TCG).
  *
  * Exit status 0, or 1 with the reason on stderr.
  */
