@@ -238,6 +238,8 @@ struct dlcp_msg_path {
  * @rack_age_us: the largest age at which RACK found a segment of this
  *		message lost since the last DUP report (how late an original
  *		was, when a DUP report says it arrived after all)
+ * @tsecr_max:	the latest transmit time a REPORT of it echoed: an answer
+ *		to a PROBE that echoes an earlier one was overtaken
  * @crit:	bitmap of critical segments, NULL if none (or all: the
  *		DLCP_MSG_CRITICAL flag)
  * @crit_len:	bytes in critical segments (sent in every DATA packet)
@@ -291,6 +293,7 @@ struct dlcp_out_msg {
 	unsigned long		last_probe;
 	u32			rack_rtt_us;
 	u32			rack_age_us;
+	u32			tsecr_max;
 	unsigned long		*crit;
 	u32			crit_len;
 	u32			budget_bytes;

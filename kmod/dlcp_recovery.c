@@ -87,11 +87,11 @@ static bool dlcp_gaps_miss(const struct dlcp_wire_range *g, u32 n, u32 s,
  * below scan_end, including ones resolved before (the receiver may have
  * freed a message it could not complete).
  */
-static void dlcp_recovery_resync(struct dlcp_out_msg *m,
+static void dlcp_recovery_resync(struct net *net, struct dlcp_out_msg *m,
 				 const struct dlcp_wire_range *g, u32 n,
 				 u32 scan_end)
 {
-	u32 seg;
+	u32 seg, lost = 0;
 
 	for (seg = 0; seg < m->nsegs; seg++) {
 		u32 s = seg * m->seg_size, e = s + dlcp_seg_len(m, seg);
@@ -102,9 +102,14 @@ static void dlcp_recovery_resync(struct dlcp_out_msg *m,
 			continue;
 		if (m->seg[seg] == DLCP_SEG_NEW)
 			continue;
-		dlcp_seg_set(m, seg, dlcp_gaps_miss(g, n, s, e) ?
-			     DLCP_SEG_ACKED : DLCP_SEG_LOST);
+		if (dlcp_gaps_miss(g, n, s, e)) {
+			dlcp_seg_set(m, seg, DLCP_SEG_ACKED);
+		} else if (m->seg[seg] != DLCP_SEG_LOST) {
+			dlcp_seg_set(m, seg, DLCP_SEG_LOST);
+			lost++;
+		}
 	}
+	DLCP_ADD_STATS(net, DLCP_MIB_RETRANS_REPORTED, lost);
 }
 
 /*
@@ -161,6 +166,7 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	u32 tsecr = ntohl(r->tsecr), now = dlcp_now_us(), reorder;
 	s32 rtt = (s32)(now - tsecr);
 	struct dlcp_out_msg *m;
+	bool latest;
 
 	lockdep_assert_held(&dsk->lock);
 	m = dlcp_out_find(dsk, &r->common, &dlcp_cb(skb)->saddr);
@@ -172,6 +178,9 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	m->last_heard = jiffies;
 	m->peer->last_heard = jiffies;
 	acked_before = m->nr_acked;
+	latest = !m->heard || (s32)(tsecr - m->tsecr_max) >= 0;
+	if (latest)
+		m->tsecr_max = tsecr;
 	m->heard = true;
 	/*
 	 * The receiver answered the latest resend after a timeout, or a
@@ -241,8 +250,13 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	dlcp_flight_tidy(dsk);
 	if (wait != U32_MAX)
 		dlcp_guard_arm_in(sk, usecs_to_jiffies(wait) + 1);
-	if (r->rflags & DLCP_RF_PROBED)
-		dlcp_recovery_resync(m, g, n, scan_end);
+	/*
+	 * An answer to a PROBE that reports about later packets overtook
+	 * (a CPU's backlog held it) knows less than they did, and would
+	 * have segments that they acknowledged resent.
+	 */
+	if ((r->rflags & DLCP_RF_PROBED) && latest)
+		dlcp_recovery_resync(net, m, g, n, scan_end);
 	else
 		dlcp_recovery_undo_lost(net, m, g, n, scan_end);
 	ce = ntohl(r->ce_bytes);

@@ -12,6 +12,8 @@
  *    message in flight;
  *  - a message is delivered once while its sender keeps asking after the
  *    receiver's timeout;
+ *  - an answer to a PROBE that REPORTs about later packets overtook has
+ *    nothing resend that they acknowledged;
  *  - in UDP mode, a datagram without a UDP checksum has its DLCP
  *    checksum verified;
  *  - peeking (MSG_PEEK) twice sees the same message, and reading then
@@ -405,6 +407,134 @@ TEST(delivered_once_while_the_sender_asks)
 				 DLCP_HF_LAST | DLCP_HF_RETRANS));
 	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
 	close(rx);
+}
+
+/* ------------------------------------------------------------------ */
+/* An answer to a PROBE that later reports overtook                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A receiver played by a raw socket on @port: once all of a message's
+ * bytes came, one REPORT acknowledges them all, echoing the time of the
+ * DATA packet that completed it; the first PROBE after that gets a REPORT
+ * that says nothing arrived, echoing the first DATA packet's time if
+ * @stale (an answer sent before the data came and delivered after the
+ * report: a CPU's backlog held it) or the PROBE's own (the receiver lost
+ * the message); later PROBEs get a STOP.
+ */
+static void probe_answerer(uint16_t port, int stale)
+{
+	int raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
+	uint32_t lo = htonl(INADDR_LOOPBACK), got = 0, t_first = 0, t_all = 0;
+	struct sockaddr_in to = sin4("127.0.0.1", 0);
+	double end = dlcp_now() + 10;
+	int answered = 0;
+
+	if (raw < 0)
+		_exit(1);
+	while (dlcp_now() < end) {
+		uint8_t in[70000], out[256];
+		struct pollfd p = { .fd = raw, .events = POLLIN };
+		struct dlcp_pkt_info pi = { 0 };
+		struct dlcp_pkt_report_info ri = { 0 };
+		struct dlcp_pkt_gap gap;
+		const uint8_t *h;
+		size_t len = 0;
+		ssize_t n;
+		int type;
+
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		n = recv(raw, in, sizeof(in), 0);
+		if (n < 20 + DLCP_PROBE_HDR_LEN)
+			continue;
+		h = in + (in[0] & 0xf) * 4;
+		type = h[4] & 0xf;
+		if (dlcp_get16(h + 2) != port)
+			continue;
+		pi.sport = port;
+		pi.dport = dlcp_get16(h);
+		pi.msg_id = dlcp_get32(h + 12);
+		pi.msg_len = dlcp_get32(h + 16);
+		ri.scan_end = pi.msg_len;
+		if (type == DLCP_T_DATA && n >= 20 + DLCP_DATA_HDR_LEN &&
+		    got < pi.msg_len) {
+			if (!got)
+				t_first = dlcp_get32(h + 44);
+			got += n - (h - in) - h[6] * 4;
+			if (got < pi.msg_len)
+				continue;
+			t_all = dlcp_get32(h + 44);
+			ri.rcvd = pi.msg_len;
+			ri.tsecr = t_all;
+			len = dlcp_pkt_build_report(out, sizeof(out), &pi, &ri,
+						    NULL, 0);
+		} else if (type == DLCP_T_PROBE && got >= pi.msg_len &&
+			   !answered++) {
+			ri.tsecr = stale ? t_first : dlcp_get32(h + 24);
+			ri.rflags = DLCP_RF_PROBED;
+			gap.start = 0;
+			gap.end = pi.msg_len;
+			len = dlcp_pkt_build_report(out, sizeof(out), &pi, &ri,
+						    &gap, 1);
+		} else if (type == DLCP_T_PROBE && answered) {
+			len = dlcp_pkt_build_stop(out, sizeof(out), &pi, 0,
+						  dlcp_get32(h + 24));
+		}
+		if (!len)
+			continue;
+		dlcp_pkt_finish4(out, len, lo, lo);
+		sendto(raw, out, len, 0, (struct sockaddr *)&to, sizeof(to));
+	}
+	_exit(0);
+}
+
+/*
+ * The answer to a PROBE is authoritative for what it covers (a receiver
+ * may have dropped a message it could not complete), unless a REPORT
+ * about later packets came first: then it knows less than they did, and
+ * the segments they acknowledged are not resent. The same answer
+ * echoing the PROBE's time has the message resent, as it should.
+ */
+TEST(overtaken_probe_answer_resends_nothing)
+{
+	uint16_t port = 20000 + getpid() % 10000;	/* not ephemeral */
+	uint8_t buf[20000] = { 0 };
+	int stale, fd, err, st;
+	uint64_t before;
+	uint32_t status;
+	pid_t pid;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
+	for (stale = 1; stale >= 0; stale--) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			probe_answerer(port, stale);
+		fd = quick_sender(5000);
+		ASSERT_LE(0, fd);
+		usleep(200000);
+		before = snmp("DlcpRetransPkts");
+		ASSERT_EQ(sizeof(buf), send_to(fd, "127.0.0.1", port, buf,
+					       sizeof(buf), 0));
+		status = err = 0;
+		ASSERT_EQ(0, completion(fd, WAIT_MS, &status, &err));
+		EXPECT_EQ(DLCP_DONE_EXACT, status);
+		TH_LOG("answer echoing %s: %llu packets resent",
+		       stale ? "the first DATA" : "the PROBE",
+		       (unsigned long long)(snmp("DlcpRetransPkts") - before));
+		if (stale) {
+			EXPECT_EQ(0, snmp("DlcpRetransPkts") - before);
+		} else {
+			EXPECT_LE(sizeof(buf) / 1500,
+				  snmp("DlcpRetransPkts") - before);
+		}
+		close(fd);
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		port++;
+	}
 }
 
 /* ------------------------------------------------------------------ */
