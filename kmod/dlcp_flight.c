@@ -12,6 +12,7 @@
  * sendmsg() makes before taking it.
  */
 #include <linux/mm.h>
+#include <linux/netdevice.h>
 #include <linux/slab.h>
 #include "dlcp_impl.h"
 
@@ -66,6 +67,48 @@ void dlcp_flight_tidy(struct dlcp_sock *dsk)
 			*dlcp_flight_at(dsk, n++) = *f;
 	}
 	dsk->flight_len = n;
+}
+
+/*
+ * May @f still be queued on this host, in the backlog of the CPU that sent
+ * it? A device that hands packets to the receiving stack through the
+ * backlog of the sending CPU (veth, loopback; dlcp_out.c: "Which CPU
+ * transmits") holds them there while that CPU does not run its softirq:
+ * a host that did not schedule the CPU, or its ksoftirqd, for a slice.
+ * A REPORT or PROBE answered through another CPU meanwhile shows @f
+ * missing, and the reordering window and the timeout, sized for a round
+ * trip of tens of microseconds, pass long before it arrives; the CPU's
+ * own timers, when it runs again, come before its backlog. So while that
+ * backlog holds packets, @f is not found lost; the guard timer looks
+ * again. The wait is bounded by DLCP_REO_MAX_US from the
+ * transmission: a backlog that never empties (RPS on a busy host) must
+ * not stop loss detection. Counted once an entry (DlcpLossHeld).
+ */
+bool dlcp_flight_held(struct sock *sk, struct dlcp_flight *f, u32 now_us)
+	__must_hold(&dlcp_sk(sk)->lock)
+{
+	const struct softnet_data *sd;
+
+	lockdep_assert_held(&dlcp_sk(sk)->lock);
+	if (!cpu_online(f->cpu) ||
+	    (s32)(now_us - f->sent_us) >= DLCP_REO_MAX_US)
+		return false;
+	sd = per_cpu_ptr(&softnet_data, f->cpu);
+	/*
+	 * Receive work waiting on that CPU: its backlog, or a device's NAPI
+	 * instance (veth's own ring with GRO on), on its poll list.
+	 */
+	if (!skb_queue_len_lockless(&sd->input_pkt_queue) &&
+	    /* the owner's, read without its lock: a hint, as the count is */
+	    !data_race(skb_queue_len(&sd->process_queue)) &&
+	    /* as is the poll list */
+	    data_race(list_empty(&sd->poll_list)))
+		return false;
+	if (!f->held) {
+		f->held = true;
+		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_LOSS_HELD);
+	}
+	return true;
 }
 
 void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)

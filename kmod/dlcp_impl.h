@@ -720,6 +720,8 @@ void dlcp_seg_set(struct dlcp_out_msg *m, u32 seg, u8 state);
 struct dlcp_flight *dlcp_flight_alloc(struct sock *sk, u32 *cap);
 void dlcp_flight_install(struct sock *sk, struct dlcp_flight *flight, u32 cap)
 	__must_hold(&dlcp_sk(sk)->lock);
+bool dlcp_flight_held(struct sock *sk, struct dlcp_flight *f, u32 now_us)
+	__must_hold(&dlcp_sk(sk)->lock);
 void dlcp_flight_resolve(struct dlcp_sock *dsk, struct dlcp_flight *f)
 	__must_hold(&dsk->lock);
 void dlcp_flight_tidy(struct dlcp_sock *dsk)

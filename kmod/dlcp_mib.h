@@ -60,6 +60,9 @@ enum dlcp_mib_field {
 	DLCP_MIB_RETRANS_UNDONE,	/* found lost, reported received
 					 * before it was resent
 					 */
+	DLCP_MIB_LOSS_HELD,		/* not found lost yet: its CPU's
+					 * backlog held packets
+					 */
 	DLCP_MIB_OUT_MSGS,		/* messages accepted by sendmsg */
 	DLCP_MIB_OUT_PROTOMEM,		/* sendmsg refused: net.dlcp.mem or share */
 	DLCP_MIB_OUT_MSGS_DONE,		/* STOP received */

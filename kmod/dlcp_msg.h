@@ -325,12 +325,16 @@ static inline bool dlcp_seg_crit(const struct dlcp_out_msg *m, u32 seg)
  * @sent_us:	transmit time, dlcp_now_us()
  * @rack_wait:	reported missing while a packet sent after it arrived:
  *		lost when its reordering window passes (the RACK timer)
+ * @held:	a loss decision waited for its CPU's backlog (counted once)
+ * @cpu:	the CPU that transmitted it (dlcp_flight_held())
  */
 struct dlcp_flight {
 	struct dlcp_out_msg	*msg;
 	u32			seg;
 	u32			sent_us;
 	bool			rack_wait;
+	bool			held;
+	u16			cpu;
 };
 
 static inline u32 dlcp_seg_len(const struct dlcp_out_msg *m, u32 seg)

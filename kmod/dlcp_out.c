@@ -517,7 +517,10 @@ static bool dlcp_out_next_seg(struct dlcp_out_msg *m, u32 *seg, bool *rtx)
  * flight always draw a REPORT, or the guard timer finds them lost; the
  * guard timer, which acts when REPORTs stopped, transmits from any CPU,
  * and so does the pacer once nothing is in flight: it looks again every
- * DLCP_TX_RETRY_US while it is held back.
+ * DLCP_TX_RETRY_US while it is held back. Whatever CPU sent a packet, it
+ * is not found lost while that CPU's backlog holds packets
+ * (dlcp_flight_held()): a stalled CPU holds its timers too, and when it
+ * runs again they come before its backlog.
  */
 #define DLCP_TX_RETRY_US	1000
 
@@ -629,6 +632,8 @@ void dlcp_out_push(struct sock *sk)
 				f->seg = i;
 				f->sent_us = now_us;
 				f->rack_wait = false;
+				f->held = false;
+				f->cpu = smp_processor_id();
 				m->inflight++;
 				p->inflight++;
 				dsk->flight_live++;

@@ -67,6 +67,7 @@ const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
 	[DLCP_MIB_RETRANS_REPORTED]	= "DlcpRetransReported",
 	[DLCP_MIB_RETRANS_TIMEOUT]	= "DlcpRetransTimeout",
 	[DLCP_MIB_RETRANS_UNDONE]	= "DlcpRetransUndone",
+	[DLCP_MIB_LOSS_HELD]		= "DlcpLossHeld",
 	[DLCP_MIB_OUT_MSGS]		= "DlcpOutMsgs",
 	[DLCP_MIB_OUT_PROTOMEM]		= "DlcpOutProtoMem",
 	[DLCP_MIB_OUT_MSGS_DONE]	= "DlcpOutMsgsDone",

@@ -13,7 +13,9 @@
  * is not presumed lost again by reports that left the receiver before it
  * could have arrived. A missing segment that a later packet overtook by
  * less than the window is lost when the window passes with no word
- * (RACK's timer, dlcp_recovery_rack_expired()).
+ * (RACK's timer, dlcp_recovery_rack_expired()). Neither rule, nor the
+ * timeout below, finds a segment lost that may still wait in the backlog
+ * of the CPU that sent it (dlcp_flight_held()).
  *
  * The guard timer (dlcp_timer.c) also presumes entries older than the
  * retransmission timeout lost when their message's reports have stopped
@@ -42,14 +44,16 @@
  * sent. Without this, a loss among the last segments of a message (sent
  * within one window of the end) waited for a probe or the RTO.
  */
-static bool dlcp_recovery_rack_expired(const struct sock *sk,
-				       const struct dlcp_flight *f, u32 now_us)
+static bool dlcp_recovery_rack_expired(struct sock *sk,
+				       struct dlcp_flight *f, u32 now_us)
+	__must_hold(&dlcp_sk(sk)->lock)
 {
 	const struct dlcp_out_msg *m = f->msg;
 
 	return f->rack_wait &&
 	       (s32)(now_us - f->sent_us) >=
-	       (s32)(m->rack_rtt_us + dlcp_peer_reorder_us(sk, m->peer));
+	       (s32)(m->rack_rtt_us + dlcp_peer_reorder_us(sk, m->peer)) &&
+	       !dlcp_flight_held(sk, f, now_us);
 }
 
 /*
@@ -226,7 +230,13 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 			dlcp_seg_set(m, f->seg, DLCP_SEG_ACKED);
 			acked++;
 			acked_bytes += e - s;
-		} else if ((s32)(tsecr - f->sent_us) > (s32)reorder) {
+		} else if ((s32)(tsecr - f->sent_us) > (s32)reorder &&
+			   /*
+			    * this CPU's backlog, if it held @f, handed it
+			    * on before this report, which came after it
+			    */
+			   (f->cpu == smp_processor_id() ||
+			    !dlcp_flight_held(sk, f, now))) {
 			m->rack_age_us = max(m->rack_age_us, now - f->sent_us);
 			dlcp_seg_set(m, f->seg, DLCP_SEG_LOST);
 			DLCP_INC_STATS(net, DLCP_MIB_RETRANS_REPORTED);
@@ -239,9 +249,11 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 			 * at the end of a message).
 			 */
 			if ((s32)(tsecr - f->sent_us) > 0) {
+				s32 left = f->sent_us + m->rack_rtt_us +
+					   reorder - now;
+
 				f->rack_wait = true;
-				wait = min(wait, f->sent_us + m->rack_rtt_us +
-					   reorder - now);
+				wait = min_t(u32, wait, max(left, 0));
 			}
 			continue;
 		}
@@ -465,6 +477,8 @@ bool dlcp_recovery_timeout(struct sock *sk, unsigned long now)
 		 */
 		if (p->srtt_us && (!f->msg->probes ||
 				   jiffies_to_usecs(now - f->msg->last_probe) < rto))
+			continue;
+		if (dlcp_flight_held(sk, f, now_us))
 			continue;
 		dlcp_seg_set(f->msg, f->seg, DLCP_SEG_LOST);
 		/* one of them is resent until the receiver answers */
