@@ -175,6 +175,44 @@ TEST(message_that_never_starts_ends)
 }
 
 /*
+ * Wait up to 100 ms for a packet to @port on the raw DLCP socket @raw, of
+ * at least @min bytes after the IP header, into @in: its DLCP header in
+ * @h, its length (from the IP header) in @n, and @pi filled in for a
+ * reply from @port. Returns its type, or -1 if none came.
+ */
+static int raw_next(int raw, uint16_t port, uint8_t *in, size_t size,
+		    size_t min, const uint8_t **h, ssize_t *n,
+		    struct dlcp_pkt_info *pi)
+{
+	struct pollfd p = { .fd = raw, .events = POLLIN };
+
+	if (poll(&p, 1, 100) != 1)
+		return -1;
+	*n = recv(raw, in, size, 0);
+	if (*n < (ssize_t)(20 + min))
+		return -1;
+	*h = in + (in[0] & 0xf) * 4;
+	if (dlcp_get16(*h + 2) != port)
+		return -1;
+	memset(pi, 0, sizeof(*pi));
+	pi->sport = port;
+	pi->dport = dlcp_get16(*h);
+	pi->msg_id = dlcp_get32(*h + 12);
+	pi->msg_len = dlcp_get32(*h + 16);
+	return (*h)[4] & 0xf;
+}
+
+/* Send the DLCP packet @out of @len bytes on @raw, 127.0.0.1 to itself. */
+static void raw_reply(int raw, uint8_t *out, size_t len)
+{
+	struct sockaddr_in to = sin4("127.0.0.1", 0);
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+
+	dlcp_pkt_finish4(out, len, lo, lo);
+	sendto(raw, out, len, 0, (struct sockaddr *)&to, sizeof(to));
+}
+
+/*
  * The receiver's port answers every DATA and PROBE with a REPORT that says
  * nothing arrived, and never STOPs: a raw socket plays it for @secs. The
  * message must fail (DLCP_STALL_MULT msg_timeout_ms after its last
@@ -183,50 +221,31 @@ TEST(message_that_never_starts_ends)
 static void hostile_reporter(uint16_t port, double secs)
 {
 	int raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
-	uint32_t lo = htonl(INADDR_LOOPBACK);
 	double end = dlcp_now() + secs;
 
 	if (raw < 0)
 		_exit(1);
 	while (dlcp_now() < end) {
 		uint8_t in[2048], out[256];
-		struct pollfd p = { .fd = raw, .events = POLLIN };
 		const uint8_t *h;
-		struct dlcp_pkt_info pi = { 0 };
+		struct dlcp_pkt_info pi;
 		struct dlcp_pkt_report_info ri = { 0 };
 		struct dlcp_pkt_gap gap;
 		ssize_t n;
 		size_t len;
 		int type;
 
-		if (poll(&p, 1, 100) != 1)
+		type = raw_next(raw, port, in, sizeof(in), DLCP_DATA_HDR_LEN,
+				&h, &n, &pi);
+		if (type != DLCP_T_DATA && type != DLCP_T_PROBE)
 			continue;
-		n = recv(raw, in, sizeof(in), 0);
-		if (n < 20 + DLCP_DATA_HDR_LEN)
-			continue;
-		h = in + (in[0] & 0xf) * 4;
-		type = h[4] & 0xf;
-		if (dlcp_get16(h + 2) != port ||
-		    (type != DLCP_T_DATA && type != DLCP_T_PROBE))
-			continue;
-		pi.sport = port;
-		pi.dport = dlcp_get16(h);
-		pi.msg_id = dlcp_get32(h + 12);
-		pi.msg_len = dlcp_get32(h + 16);
 		ri.scan_end = pi.msg_len;
 		ri.rflags = type == DLCP_T_PROBE ? DLCP_RF_PROBED : 0;
 		gap.start = 0;
 		gap.end = pi.msg_len;
 		len = dlcp_pkt_build_report(out, sizeof(out), &pi, &ri, &gap, 1);
-		if (!len)
-			continue;
-		dlcp_pkt_finish4(out, len, lo, lo);
-		{
-			struct sockaddr_in to = sin4("127.0.0.1", 0);
-
-			sendto(raw, out, len, 0, (struct sockaddr *)&to,
-			       sizeof(to));
-		}
+		if (len)
+			raw_reply(raw, out, len);
 	}
 	_exit(0);
 }
@@ -425,8 +444,7 @@ TEST(delivered_once_while_the_sender_asks)
 static void probe_answerer(uint16_t port, int stale)
 {
 	int raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
-	uint32_t lo = htonl(INADDR_LOOPBACK), got = 0, t_first = 0, t_all = 0;
-	struct sockaddr_in to = sin4("127.0.0.1", 0);
+	uint32_t got = 0, t_first = 0;
 	double end = dlcp_now() + 10;
 	int answered = 0;
 
@@ -434,8 +452,7 @@ static void probe_answerer(uint16_t port, int stale)
 		_exit(1);
 	while (dlcp_now() < end) {
 		uint8_t in[70000], out[256];
-		struct pollfd p = { .fd = raw, .events = POLLIN };
-		struct dlcp_pkt_info pi = { 0 };
+		struct dlcp_pkt_info pi;
 		struct dlcp_pkt_report_info ri = { 0 };
 		struct dlcp_pkt_gap gap;
 		const uint8_t *h;
@@ -443,19 +460,10 @@ static void probe_answerer(uint16_t port, int stale)
 		ssize_t n;
 		int type;
 
-		if (poll(&p, 1, 100) != 1)
+		type = raw_next(raw, port, in, sizeof(in), DLCP_PROBE_HDR_LEN,
+				&h, &n, &pi);
+		if (type < 0)
 			continue;
-		n = recv(raw, in, sizeof(in), 0);
-		if (n < 20 + DLCP_PROBE_HDR_LEN)
-			continue;
-		h = in + (in[0] & 0xf) * 4;
-		type = h[4] & 0xf;
-		if (dlcp_get16(h + 2) != port)
-			continue;
-		pi.sport = port;
-		pi.dport = dlcp_get16(h);
-		pi.msg_id = dlcp_get32(h + 12);
-		pi.msg_len = dlcp_get32(h + 16);
 		ri.scan_end = pi.msg_len;
 		if (type == DLCP_T_DATA && n >= 20 + DLCP_DATA_HDR_LEN &&
 		    got < pi.msg_len) {
@@ -464,9 +472,9 @@ static void probe_answerer(uint16_t port, int stale)
 			got += n - (h - in) - h[6] * 4;
 			if (got < pi.msg_len)
 				continue;
-			t_all = dlcp_get32(h + 44);
+			/* all came: acknowledged, echoing the last one's time */
 			ri.rcvd = pi.msg_len;
-			ri.tsecr = t_all;
+			ri.tsecr = dlcp_get32(h + 44);
 			len = dlcp_pkt_build_report(out, sizeof(out), &pi, &ri,
 						    NULL, 0);
 		} else if (type == DLCP_T_PROBE && got >= pi.msg_len &&
@@ -481,10 +489,8 @@ static void probe_answerer(uint16_t port, int stale)
 			len = dlcp_pkt_build_stop(out, sizeof(out), &pi, 0,
 						  dlcp_get32(h + 24));
 		}
-		if (!len)
-			continue;
-		dlcp_pkt_finish4(out, len, lo, lo);
-		sendto(raw, out, len, 0, (struct sockaddr *)&to, sizeof(to));
+		if (len)
+			raw_reply(raw, out, len);
 	}
 	_exit(0);
 }
