@@ -3,7 +3,10 @@
  * dlcp_pin_keys CGROUP: attach to the cgroup v2 directory CGROUP programs
  * that allow everything, of the cgroup BPF types the selftests attach
  * (inet4 bind and connect, inet egress), and exit. The programs stay
- * attached while the cgroup exists.
+ * attached while the cgroup exists. It also leaves behind a process that
+ * holds a socket asking for receive timestamps (SO_TIMESTAMP, as ping and
+ * tcpdump do) until it is killed: the kernel stamps every received packet
+ * while one exists.
  *
  * run_vm.sh calls it once, before the first test, with an empty cgroup of
  * its own, so that the kernel's static keys behind those hooks stay on
@@ -17,9 +20,58 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include "kselftest.h"
 #include "dlcp_util.h"
+
+/*
+ * Fork a process that holds a socket with SO_TIMESTAMP on, its standard
+ * streams on /dev/null (a caller reading our output is not kept waiting);
+ * return once the option is set: 0, or 1 with the reason on stderr.
+ */
+static int hold_timestamps(const char *prog)
+{
+	int p[2], one = 1, fd, null;
+	char ok = 0;
+	pid_t pid;
+
+	if (pipe(p)) {
+		fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
+		return 1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
+		return 1;
+	}
+	if (!pid) {
+		close(p[0]);
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fd >= 0 && !setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &one,
+					   sizeof(one)))
+			ok = 1;
+		else
+			fprintf(stderr, "%s: SO_TIMESTAMP: %s\n", prog,
+				strerror(errno));
+		if (write(p[1], &ok, 1) != 1 || !ok)
+			_exit(1);
+		close(p[1]);
+		null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	if (read(p[0], &ok, 1) != 1)
+		ok = 0;
+	close(p[0]);
+	return ok ? 0 : 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -54,5 +106,5 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	close(cg);
-	return 0;
+	return hold_timestamps(argv[0]);
 }

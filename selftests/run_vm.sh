@@ -185,11 +185,13 @@ run_component()
 # Turn on, for the rest of the VM's life, the kernel's static keys that
 # tests would otherwise switch on and off while packets flow: memory
 # cgroups' socket accounting (a memory cgroup), the cgroup BPF hooks the
-# tests attach to (dlcp_pin_keys), tc ingress and egress (a clsact qdisc,
-# on a dummy device in a namespace of its own). Switching a key rewrites
-# the kernel's text with breakpoints (text_poke_bp()), and under TCG a
-# vCPU that runs the rewritten code meanwhile can trap on a breakpoint
-# after it is gone: "Oops: int3" in softirq, a panic. Only in the VM.
+# tests attach to and receive timestamps (ping and tcpdump ask for them)
+# (dlcp_pin_keys), tc ingress and egress (a clsact qdisc, on a dummy
+# device in a namespace of its own), UDP encapsulation (DLCP's UDP port,
+# net.dlcp.encap, in that namespace). Switching a key rewrites the
+# kernel's text with breakpoints (text_poke_bp()), and under TCG a vCPU
+# that runs the rewritten code meanwhile can trap on a breakpoint after
+# it is gone: "Oops: int3" in softirq, a panic. Only in the VM.
 pin_static_keys()
 {
 	local cg=/sys/fs/cgroup/dlcp-static-keys ns=dlcp-static-keys out
@@ -202,7 +204,8 @@ pin_static_keys()
 		"$HERE/dlcp_pin_keys" "$cg" &&
 		ip netns add "$ns" &&
 		ip -n "$ns" link add dlcp-keys type dummy &&
-		tc -n "$ns" qdisc add dev dlcp-keys clsact
+		tc -n "$ns" qdisc add dev dlcp-keys clsact &&
+		ip netns exec "$ns" sysctl -qw net.dlcp.encap=1
 	} 2>&1); then
 		echo "# static keys on for the run"
 	else
