@@ -26,18 +26,20 @@
 #include "dlcp_util.h"
 
 /*
- * Fork a process that holds a socket with SO_TIMESTAMP on, its standard
- * streams on /dev/null (a caller reading our output is not kept waiting);
- * return once the option is set: 0, or 1 with the reason on stderr.
+ * Open a socket with SO_TIMESTAMP on and leave it to a child that keeps
+ * it, its standard streams on /dev/null (a caller reading our output is
+ * not kept waiting): 0, or 1 with the reason on stderr.
  */
 static int hold_timestamps(const char *prog)
 {
-	int p[2], one = 1, fd, null;
-	char ok = 0;
+	int one = 1, fd, null;
 	pid_t pid;
 
-	if (pipe(p)) {
-		fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &one, sizeof(one))) {
+		fprintf(stderr, "%s: SO_TIMESTAMP: %s\n", prog,
+			strerror(errno));
 		return 1;
 	}
 	pid = fork();
@@ -46,17 +48,6 @@ static int hold_timestamps(const char *prog)
 		return 1;
 	}
 	if (!pid) {
-		close(p[0]);
-		fd = socket(AF_INET, SOCK_DGRAM, 0);
-		if (fd >= 0 && !setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &one,
-					   sizeof(one)))
-			ok = 1;
-		else
-			fprintf(stderr, "%s: SO_TIMESTAMP: %s\n", prog,
-				strerror(errno));
-		if (write(p[1], &ok, 1) != 1 || !ok)
-			_exit(1);
-		close(p[1]);
 		null = open("/dev/null", O_RDWR);
 		if (null >= 0) {
 			dup2(null, 0);
@@ -66,11 +57,8 @@ static int hold_timestamps(const char *prog)
 		for (;;)
 			pause();
 	}
-	close(p[1]);
-	if (read(p[0], &ok, 1) != 1)
-		ok = 0;
-	close(p[0]);
-	return ok ? 0 : 1;
+	close(fd);
+	return 0;
 }
 
 int main(int argc, char **argv)
