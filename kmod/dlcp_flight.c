@@ -80,9 +80,12 @@ void dlcp_flight_tidy(struct dlcp_sock *dsk)
  * trip of tens of microseconds, pass long before it arrives; the CPU's
  * own timers, when it runs again, come before its backlog. So while that
  * backlog holds packets, @f is not found lost; the guard timer looks
- * again. The wait is bounded by DLCP_REO_MAX_US from the
- * transmission: a backlog that never empties (RPS on a busy host) must
- * not stop loss detection. Counted once an entry (DlcpLossHeld).
+ * again. Any packet there holds @f up, not only those queued before it:
+ * once the CPU has handed @f on, the REPORT about it waits in the same
+ * backlog, behind it. The wait is bounded by DLCP_REO_MAX_US from the
+ * transmission: a backlog that never empties (RPS on a busy host, or a
+ * NIC's NAPI instance that stays on the CPU's poll list) must not stop
+ * loss detection. Counted once an entry (DlcpLossHeld).
  */
 bool dlcp_flight_held(struct sock *sk, struct dlcp_flight *f, u32 now_us)
 	__must_hold(&dlcp_sk(sk)->lock)
