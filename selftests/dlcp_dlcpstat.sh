@@ -19,7 +19,8 @@ source "$(dirname "$0")/lib.sh"
 
 LOSS=$SELFTEST_DIR/dlcp_loss
 DLCPSTAT=$REPO_DIR/userspace/tools/dlcpstat
-SIZE=$((8 << 20))
+# long enough for the six snapshots below, on a slow (debug) kernel too
+SIZE=$(($(tscale 8) << 20))
 tmpdir=
 
 cleanup()
