@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # dlcp-perf, the benchmark tool of make bench (docs/bench.md): DLCP in
-# native and UDP mode, TCP, and incast (--senders) each move every message
+# native and UDP mode, TCP, incast (--senders), a server read by several
+# threads and DLCP without ACK messages (--no-ack) each move every message
 # and report it in their JSON; bad options, a refused TCP connection and a
 # DLCP server that never answers end with their documented exit status
 # and a hint.
@@ -159,6 +160,61 @@ case_incast_senders_tcp()
 	check_json "$tmpdir/c.json" 3 10 32768 1,2,3
 }
 
+# --threads: four threads read the server's one socket (as the TCP server
+# has a thread a connection, for make bench's cases of four sockets);
+# every message of four senders arrives once, and the summary that
+# SIGTERM prints counts them all
+case_server_threads()
+{
+	local spid
+
+	server 5407 --proto dlcp --threads 4 || return 1
+	spid=$(tail -1 "$tmpdir/servers")
+	client --port 5407 --proto dlcp --size 256k --concurrency 4 \
+		--count 40 --senders 4 --id 1 || return 1
+	check_json "$tmpdir/c.json" 4 40 262144 1,2,3,4 || return 1
+	kill -TERM "$spid"
+	wait "$spid"
+	cat "$tmpdir/server.out"
+	grep -q "^server: 160 messages, 41943040 bytes" "$tmpdir/server.out" ||
+		fail "the server's summary does not count 160 messages"
+	if ip netns exec ns_pb "$PERF" server --proto tcp --threads 2 \
+		> /dev/null 2> "$tmpdir/err"; then
+		fail "server --proto tcp --threads 2 started"
+	fi
+	grep -q "DLCP option" "$tmpdir/err" ||
+		fail "server --proto tcp --threads: $(head -1 "$tmpdir/err")"
+}
+
+# --no-ack: the server sends no ACK messages and the client counts each
+# message done at its completion; a client that waits for ACKs from such
+# a server gives up with a hint
+case_no_ack()
+{
+	local in0 spid
+
+	in0=$(snmp ns_pa DlcpInMsgs)
+	server 5408 --proto dlcp --no-ack || return 1
+	spid=$(tail -1 "$tmpdir/servers")
+	client --port 5408 --proto dlcp --no-ack --size 64k --concurrency 8 \
+		--count 50 --id 3 || return 1
+	check_json "$tmpdir/c.json" 1 50 65536 3 || return 1
+	grep -q '"ct_mode":"completion"' "$tmpdir/c.json" ||
+		fail "no ct_mode completion in the report" || return 1
+	[ "$(snmp ns_pa DlcpInMsgs)" -eq "$in0" ] ||
+		fail "the client received $(($(snmp ns_pa DlcpInMsgs) - in0)) messages" ||
+		return 1
+	kill -TERM "$spid"
+	wait "$spid"
+	grep -q "^server: 50 messages" "$tmpdir/server.out" ||
+		fail "server: $(cat "$tmpdir/server.out")" || return 1
+	server 5408 --proto dlcp --no-ack || return 1
+	expect_exit 1 "no ACK" "$B" --port 5408 --proto dlcp --size 1k \
+		--count 1 --timeout 2 || return 1
+	expect_exit 2 "DLCP options" "$B" --proto tcp --size 1k --count 1 \
+		--no-ack
+}
+
 # Incast of first messages: 8 fresh sockets send 256 KiB each at once
 # through a 30 Mbit/s bottleneck with a 128 KB queue (make bench's
 # scenario 5). Their first windows (8 x 32 segments) overflow the queue;
@@ -222,6 +278,6 @@ case_errors()
 }
 
 CASES=(dlcp_native dlcp_udp tcp incast_senders incast_senders_tcp
-       incast_first_messages errors)
+       server_threads no_ack incast_first_messages errors)
 
 ktap_main "${CASES[@]}"

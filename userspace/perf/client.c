@@ -66,8 +66,14 @@ static void on_ack(const struct ack *a, uint64_t my_boot)
 		boot_mismatch++;
 }
 
-static void drain_errqueue(int fd)
+/*
+ * Take the completions queued on @fd; returns how many messages they
+ * acknowledge with --no-ack (every completion, failed or not), else 0.
+ */
+static uint64_t drain_errqueue(int fd)
 {
+	uint64_t n_acked = 0;
+
 	for (;;) {
 		struct dlcp_completion c;
 		char cbuf[256];
@@ -80,14 +86,25 @@ static void drain_errqueue(int fd)
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
-				return;
+				return n_acked;
 			die("recvmsg(MSG_ERRQUEUE): %s", strerror(errno));
 		}
 		if (n < (ssize_t)sizeof(c))
 			continue;
-		if (c.tensor_id != opt.id || c.iteration >= nrecs)
+		if (c.tensor_id != opt.id || c.iteration >= nrecs ||
+		    recs[c.iteration].done_ns)
 			continue;
 		recs[c.iteration].done_ns = now_ns();
+		if (opt.no_ack) {
+			struct rec *r = &recs[c.iteration];
+
+			r->acked = true;
+			r->ack_ns = r->done_ns;
+			r->lost = c.bytes_lost;
+			r->status = c.status == DLCP_DONE_LOSSY ?
+				    DLCP_RECV_LOSSY : DLCP_RECV_EXACT;
+			n_acked++;
+		}
 		if (c.status == DLCP_DONE_TIMEOUT ||
 		    c.status == DLCP_DONE_DEADLINE) {
 			completions_failed++;
@@ -199,18 +216,22 @@ static void send_one(int fd, const struct sockaddr_in *sin, char *payload,
 	}
 }
 
-/* Wait for one ACK (or DLCP completions); returns false on timeout. */
-static bool wait_ack(int fd, uint64_t my_boot)
+/*
+ * Wait for one ACK, or with --no-ack for completions; returns how many
+ * messages were acknowledged, 0 on timeout.
+ */
+static uint64_t wait_ack(int fd, uint64_t my_boot)
 {
 	uint64_t deadline = now_ns() + (uint64_t)(opt.timeout * 1e9);
 
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		/* --no-ack: the error queue only (POLLERR is always polled) */
+		struct pollfd p = { .fd = fd, .events = opt.no_ack ? 0 : POLLIN };
 		int64_t left = (int64_t)(deadline - now_ns());
 		int r;
 
 		if (left <= 0)
-			return false;
+			return 0;
 		r = poll(&p, 1, (int)(left / 1000000 + 1));
 		if (r < 0) {
 			if (errno == EINTR)
@@ -219,9 +240,15 @@ static bool wait_ack(int fd, uint64_t my_boot)
 		}
 		if (r == 0)
 			continue;
-		if (opt.proto == P_DLCP && (p.revents & POLLERR))
-			drain_errqueue(fd);
-		if (p.revents & POLLIN) {
+		if (opt.proto == P_DLCP && (p.revents & POLLERR)) {
+			uint64_t n = drain_errqueue(fd);
+
+			if (n)
+				return n;
+		}
+		if (opt.no_ack) {
+			continue;
+		} else if (p.revents & POLLIN) {
 			struct ack a;
 
 			if (opt.proto == P_TCP) {
@@ -244,7 +271,7 @@ static bool wait_ack(int fd, uint64_t my_boot)
 					die("short ACK (%zd bytes)", n);
 			}
 			on_ack(&a, my_boot);
-			return true;
+			return 1;
 		} else if (p.revents & (POLLHUP | POLLNVAL)) {
 			die("connection closed");
 		}
@@ -308,14 +335,17 @@ int run_client(void)
 			send_one(fd, &sin, payload, sent, r->len);
 			sent++;
 		}
+		uint64_t n;
+
 		if (acked == sent)
 			break;
-		if (!wait_ack(fd, my_boot))
+		n = wait_ack(fd, my_boot);
+		if (!n)
 			die("no ACK from %s:%u for %.0f s (%" PRIu64 " of %" PRIu64
 			    " messages acknowledged): is 'dlcp-perf server --proto %s' running there?",
 			    opt.host, opt.port, opt.timeout, acked, sent,
 			    opt.proto == P_DLCP ? "dlcp" : "tcp");
-		acked++;
+		acked += n;
 	}
 	/* DLCP: collect the remaining completions (STOPs) briefly */
 	if (opt.proto == P_DLCP) {

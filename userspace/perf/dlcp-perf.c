@@ -3,12 +3,13 @@
  * dlcp-perf - message-oriented benchmark for DLCP, with TCP for comparison.
  *
  *   dlcp-perf server [--port P] [--proto dlcp|tcp] [--encap native|udp] [--json]
+ *                    [--threads N] [--no-ack]
  *   dlcp-perf client HOST [--port P] --proto dlcp|tcp
  *                    (--size BYTES | --sizes A,B,C) (--count N | --duration S)
  *                    (--count N --duration S: stop at whichever comes first)
  *                    [--concurrency K] [--layer L] [--budget PPM] [--prio C]
  *                    [--encap native|udp] [--senders N] [--id N]
- *                    [--timeout S] [--json] [--samples]
+ *                    [--timeout S] [--no-ack] [--json] [--samples]
  *
  * --encap sets DLCP_ENCAP on the socket (the server's creates the
  * namespace's UDP port); --senders N runs N clients at once (incast),
@@ -36,7 +37,10 @@
  *
  * For DLCP the client also enables DLCP_RECVCOMPLETION and reports the
  * sender-side completion time (sendmsg() start to the completion on the
- * error queue, i.e. the receiver's STOP arriving) as sender_ct.
+ * error queue, i.e. the receiver's STOP arriving) as sender_ct. With
+ * --no-ack (client and server) the server sends no ACKs and the client
+ * counts a message acknowledged at its completion, as a DLCP application
+ * learns of delivery; CT is then the sender-side one ("completion").
  *
  * The client keeps at most --concurrency messages unacknowledged; with
  * --concurrency 1 every message is alone on the path.
@@ -75,6 +79,7 @@ struct perf_opts opt = {
 	.encap = -1,
 	.senders = 1,
 	.timeout = 60,
+	.threads = 1,
 };
 
 #ifndef DLCP_RELEASE
@@ -88,12 +93,12 @@ static void usage_exit(FILE *f, int status)
 {
 	fprintf(f,
 "usage: %s server [--port P] [--proto dlcp|tcp] [--encap native|udp] [--json]\n"
-"                 [--verbose]\n"
+"                 [--threads N] [--no-ack] [--verbose]\n"
 "       %s client HOST [--port P] --proto dlcp|tcp\n"
 "                 (--size BYTES | --sizes A,B,...) (--count N | --duration S | both)\n"
 "                 [--concurrency K] [--layer L] [--budget PPM] [--prio C]\n"
 "                 [--encap native|udp] [--senders N] [--id N] [--timeout S]\n"
-"                 [--json] [--samples]\n"
+"                 [--no-ack] [--json] [--samples]\n"
 "sizes take k/m suffixes (KiB/MiB); default port %d; --timeout (default 60 s)\n"
 "bounds the wait for any ACK. Message completion time = receiver recvmsg()\n"
 "return - sender sendmsg() start, CLOCK_MONOTONIC (same machine).\n"
@@ -204,21 +209,24 @@ static void parse_opts(int argc, char **argv, bool client)
 		{ "json", no_argument, NULL, 'j' },
 		{ "samples", no_argument, NULL, 'A' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "threads", required_argument, NULL, 'r' },
+		{ "no-ack", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:P:s:S:n:t:k:l:b:c:i:e:N:T:jAvhV",
+	while ((c = getopt_long(argc, argv, "p:P:s:S:n:t:k:l:b:c:i:e:N:T:r:ajAvhV",
 				longopts, NULL)) != -1) {
-		if (!client && c > 0 && strchr("sSntklbciNTA", c)) {
+		if (c > 0 && strchr(client ? "r" : "sSntklbciNTA", c)) {
 			const struct option *o = longopts;
 
 			while (o->name && o->val != c)
 				o++;
-			bad_opt("option --%s is for the client only",
-				o->name ? o->name : "?");
+			bad_opt("option --%s is for the %s only",
+				o->name ? o->name : "?",
+				client ? "server" : "client");
 		}
 		switch (c) {
 		case 'p':
@@ -288,6 +296,12 @@ static void parse_opts(int argc, char **argv, bool client)
 		case 'v':
 			opt.verbose = true;
 			break;
+		case 'a':
+			opt.no_ack = true;
+			break;
+		case 'r':
+			opt.threads = parse_long(optarg, "threads", 1, 256);
+			break;
 		case 'h':
 			usage_exit(stdout, 0);
 			break;
@@ -310,8 +324,8 @@ static void parse_opts(int argc, char **argv, bool client)
 			bad_opt("client needs --count or --duration (or both: whichever ends first)");
 		if (opt.proto == P_TCP &&
 		    (opt.budget >= 0 || opt.layer >= 0 || opt.prio >= 0 ||
-		     opt.encap >= 0))
-			bad_opt("--budget, --layer, --prio and --encap are DLCP options");
+		     opt.encap >= 0 || opt.no_ack))
+			bad_opt("--budget, --layer, --prio, --encap and --no-ack are DLCP options");
 #ifndef DLCP_MSG_HAS_PRIO
 		if (opt.prio >= 0)
 			bad_opt("--prio: this uapi header has no DLCP_MSG_HAS_PRIO");
@@ -320,6 +334,10 @@ static void parse_opts(int argc, char **argv, bool client)
 		bad_opt("unexpected argument '%s'", argv[optind]);
 	} else if (opt.proto == P_TCP && opt.encap >= 0) {
 		bad_opt("--encap is a DLCP option");
+	} else if (opt.proto == P_TCP && opt.threads > 1) {
+		bad_opt("--threads is a DLCP option (TCP: a thread a connection)");
+	} else if (opt.proto == P_TCP && opt.no_ack) {
+		bad_opt("--no-ack is a DLCP option");
 	}
 }
 

@@ -70,6 +70,8 @@ struct perf_opts {
 	bool json;
 	bool samples;
 	bool verbose;
+	unsigned int threads;	/* server: DLCP receiving threads */
+	bool no_ack;		/* DLCP: no ACK messages; completions count */
 };
 
 extern struct perf_opts opt;

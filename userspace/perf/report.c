@@ -152,7 +152,7 @@ static void print_json(FILE *o, struct result *r, const struct client_usage *u)
 	fprintf(o, "{\"role\":\"client\",\"proto\":\"%s\","
 		"\"id\":%u,\"ct_mode\":\"%s\",\"sizes\":[",
 		opt.proto == P_DLCP ? "dlcp" : "tcp", opt.id,
-		r->echo ? "echo" : "oneway");
+		opt.no_ack ? "completion" : r->echo ? "echo" : "oneway");
 	for (i = 0; i < opt.nsizes; i++)
 		fprintf(o, "%s%" PRIu64, i ? "," : "", opt.sizes[i]);
 	fprintf(o, "],\"concurrency\":%u,\"prio\":%d,\"budget_ppm\":%ld,"
@@ -235,7 +235,7 @@ void report_client(FILE *o, struct client_usage *u, uint64_t first_send)
 	struct result r = { .first_send = first_send };
 	uint64_t i;
 
-	r.echo = boot_mismatch != 0;
+	r.echo = boot_mismatch != 0 || opt.no_ack;
 	r.ct = calloc(nrecs + 1, sizeof(*r.ct));
 	r.sct = calloc(nrecs + 1, sizeof(*r.sct));
 	if (!r.ct || !r.sct)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dlcp-perf server: receives the clients' messages and answers each with
- * an ACK holding the time its receive returned (DLCP: one socket; TCP: a
- * thread a connection). Counts messages and bytes, printed at SIGINT or
- * SIGTERM.
+ * an ACK holding the time its receive returned (DLCP: one socket, read by
+ * --threads threads; TCP: a thread a connection). Counts messages and
+ * bytes, printed at SIGINT or SIGTERM.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -52,12 +52,15 @@ static void server_summary(void)
 	pthread_mutex_unlock(&srv_lock);
 }
 
-static void dlcp_server(void)
+/*
+ * One receiving thread of the DLCP server: takes whole messages off the
+ * shared socket @arg and answers each. --threads of them share the socket,
+ * as the TCP server has a thread per connection.
+ */
+static void *dlcp_receiver(void *arg)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-				   .sin_port = htons(opt.port) };
+	int fd = (int)(intptr_t)arg, one_max = 0;
 	size_t bufsz = 64u << 20;
-	int fd = dlcp_socket(), one_max = 0;
 	socklen_t olen = sizeof(one_max);
 	char *buf;
 
@@ -67,10 +70,6 @@ static void dlcp_server(void)
 	buf = malloc(bufsz);
 	if (!buf)
 		die("out of memory (%zu byte buffer)", bufsz);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)))
-		die("bind port %u: %s", opt.port, strerror(errno));
-	if (opt.verbose)
-		fprintf(stderr, "dlcp server on port %u\n", opt.port);
 
 	while (!stop_flag) {
 		char cbuf[CMSG_SPACE(sizeof(struct dlcp_recv_info)) +
@@ -108,9 +107,13 @@ static void dlcp_server(void)
 		}
 		if (ri.tensor_id == ACK_TENSOR)
 			continue;
+		pthread_mutex_lock(&srv_lock);
 		srv_msgs++;
 		srv_bytes += n;
 		srv_lost += ri.bytes_lost;
+		pthread_mutex_unlock(&srv_lock);
+		if (opt.no_ack)
+			continue;
 		a.magic = PERF_MAGIC;
 		a.type = T_ACK;
 		a.client = ri.tensor_id;
@@ -147,7 +150,36 @@ static void dlcp_server(void)
 		}
 	}
 	free(buf);
-	close(fd);
+	return NULL;
+}
+
+static void dlcp_server(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(opt.port) };
+	int fd = dlcp_socket();
+	sigset_t stop, old;
+	unsigned int i;
+
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)))
+		die("bind port %u: %s", opt.port, strerror(errno));
+	if (opt.verbose)
+		fprintf(stderr, "dlcp server on port %u, %u thread(s)\n",
+			opt.port, opt.threads);
+	/* SIGTERM and SIGINT reach this thread only, which then returns */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	for (i = 1; i < opt.threads; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, dlcp_receiver, (void *)(intptr_t)fd))
+			die("pthread_create failed");
+		pthread_detach(t);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	dlcp_receiver((void *)(intptr_t)fd);
 }
 
 static void *tcp_conn(void *arg)
