@@ -567,6 +567,21 @@ run_group()
 		;;
 	cpu)	# 8: unshaped veth, bulk transfer, goodput per CPU second
 		unshaped
+		# Each protocol learns of a message's delivery its own way: the
+		# TCP client reads the server's ACK frame from the stream, the
+		# DLCP client takes the message's completion (the STOP), as a
+		# DLCP application does, and the DLCP servers of this group send
+		# no ACK messages (--no-ack). In the cases of four sockets as
+		# many threads read the DLCP server's socket as the TCP server
+		# has (one a connection).
+		local DPORT=$((DPORT + 1))
+		ip netns exec brcv "$PERF" server --proto dlcp --no-ack \
+			--port $DPORT > "$TMP/srv8-dlcp.log" 2>&1 &
+		SRV_PIDS="$SRV_PIDS $!"
+		ip netns exec brcv "$PERF" server --proto dlcp --no-ack \
+			--port $((DPORT + 1)) --threads 4 > "$TMP/srv8x4-dlcp.log" 2>&1 &
+		SRV_PIDS="$SRV_PIDS $!"
+		sleep 0.3
 		D=$([ -n "$QUICK" ] && echo 3 || echo 5)
 		local mtu
 		for mtu in 1500 9000; do
@@ -578,19 +593,20 @@ run_group()
 			ip -n brcv link set veth1 mtu "$mtu"
 			# native super-packets (net.dlcp.gso)
 			ip netns exec $SNS sysctl -qw net.dlcp.gso=1
-			both s8 "unshaped_1m$sfx" 1 "{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"gso\":1$p1}" "" -- \
+			both s8 "unshaped_1m$sfx" 1 "{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"gso\":1$p1}" --no-ack -- \
 				--size 1m --concurrency 4 --duration "$D"
 			if [ "$mtu" = 1500 ]; then
 				# four sockets; many small messages (per-message cost)
-				both s8 unshaped_1m_4sock 4 "{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"gso\":1}" "" -- \
+				DPORT=$((DPORT + 1)) both s8 unshaped_1m_4sock 4 \
+					"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"gso\":1,\"server_threads\":4}" --no-ack -- \
 					--size 1m --concurrency 4 --duration "$D"
-				both s8 unshaped_64k 1 "{\"size\":65536,\"concurrency\":64,\"duration\":$D,\"gso\":1}" "" -- \
+				both s8 unshaped_64k 1 "{\"size\":65536,\"concurrency\":64,\"duration\":$D,\"gso\":1}" --no-ack -- \
 					--size 64k --concurrency 64 --duration "$D"
 				# each packet on its own
 				ip netns exec $SNS sysctl -qw net.dlcp.gso=0
 				run_case s8 unshaped_1m_nogso dlcp 1 \
 					"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"gso\":0}" -- \
-					--size 1m --concurrency 4 --duration "$D"
+					--size 1m --concurrency 4 --duration "$D" --no-ack
 			fi
 			ip netns exec $SNS sysctl -qw net.dlcp.gso=0
 			# UDP mode at the defaults: super-packets inside UDP, a
@@ -600,17 +616,17 @@ run_group()
 			ip netns exec $SNS sysctl -qw net.dlcp.udp_entropy=1 net.dlcp.udp_gso=1
 			run_case s8 "unshaped_1m_udp_gso$sfx" dlcp 1 \
 				"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":1$p1}" -- \
-				--size 1m --concurrency 4 --duration "$D" --encap udp
+				--size 1m --concurrency 4 --duration "$D" --encap udp --no-ack
 			if [ "$mtu" = 1500 ]; then
-				run_case s8 unshaped_1m_udp_gso_4sock dlcp 4 \
-					"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":1}" -- \
-					--size 1m --concurrency 4 --duration "$D" --encap udp
+				DPORT=$((DPORT + 1)) run_case s8 unshaped_1m_udp_gso_4sock dlcp 4 \
+					"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":1,\"server_threads\":4}" -- \
+					--size 1m --concurrency 4 --duration "$D" --encap udp --no-ack
 			fi
 			# the same without super-packets: what UDP GSO saves
 			ip netns exec $SNS sysctl -qw net.dlcp.udp_gso=0
 			run_case s8 "$udpc" dlcp 1 \
 				"{\"size\":$MiB,\"concurrency\":4,\"duration\":$D,\"encap\":\"udp\",\"udp_entropy\":1,\"udp_gso\":0$p1}" -- \
-				--size 1m --concurrency 4 --duration "$D" --encap udp
+				--size 1m --concurrency 4 --duration "$D" --encap udp --no-ack
 			ip netns exec $SNS sysctl -qw net.dlcp.udp_gso=1
 			ip netns exec $RNS sysctl -qw net.dlcp.encap=0
 		done
