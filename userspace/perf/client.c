@@ -246,9 +246,9 @@ static uint64_t wait_ack(int fd, uint64_t my_boot)
 			if (n)
 				return n;
 		}
-		if (opt.no_ack) {
+		if (opt.no_ack)
 			continue;
-		} else if (p.revents & POLLIN) {
+		if (p.revents & POLLIN) {
 			struct ack a;
 
 			if (opt.proto == P_TCP) {
@@ -323,6 +323,8 @@ int run_client(void)
 	t_end = opt.duration > 0 ? t0 + (uint64_t)(opt.duration * 1e9) : 0;
 
 	for (;;) {
+		uint64_t n;
+
 		while (sent - acked < opt.concurrency &&
 		       (!opt.count || sent < opt.count) &&
 		       (!t_end || now_ns() < t_end)) {
@@ -335,8 +337,6 @@ int run_client(void)
 			send_one(fd, &sin, payload, sent, r->len);
 			sent++;
 		}
-		uint64_t n;
-
 		if (acked == sent)
 			break;
 		n = wait_ack(fd, my_boot);
