@@ -83,6 +83,7 @@ static uint64_t drain_errqueue(int fd)
 			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
 		};
 		ssize_t n = recvmsg(fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
+		struct rec *r;
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
@@ -91,13 +92,13 @@ static uint64_t drain_errqueue(int fd)
 		}
 		if (n < (ssize_t)sizeof(c))
 			continue;
-		if (c.tensor_id != opt.id || c.iteration >= nrecs ||
-		    recs[c.iteration].done_ns)
+		if (c.tensor_id != opt.id || c.iteration >= nrecs)
 			continue;
-		recs[c.iteration].done_ns = now_ns();
+		r = &recs[c.iteration];
+		if (r->done_ns)
+			continue;
+		r->done_ns = now_ns();
 		if (opt.no_ack) {
-			struct rec *r = &recs[c.iteration];
-
 			r->acked = true;
 			r->ack_ns = r->done_ns;
 			r->lost = c.bytes_lost;

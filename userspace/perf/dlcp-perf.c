@@ -332,12 +332,9 @@ static void parse_opts(int argc, char **argv, bool client)
 #endif
 	} else if (optind != argc) {
 		bad_opt("unexpected argument '%s'", argv[optind]);
-	} else if (opt.proto == P_TCP && opt.encap >= 0) {
-		bad_opt("--encap is a DLCP option");
-	} else if (opt.proto == P_TCP && opt.threads > 1) {
-		bad_opt("--threads is a DLCP option (TCP: a thread a connection)");
-	} else if (opt.proto == P_TCP && opt.no_ack) {
-		bad_opt("--no-ack is a DLCP option");
+	} else if (opt.proto == P_TCP &&
+		   (opt.encap >= 0 || opt.threads > 1 || opt.no_ack)) {
+		bad_opt("--encap, --threads and --no-ack are DLCP options");
 	}
 }
 
