@@ -86,6 +86,17 @@ setup()
 	sleep 0.3
 }
 
+# perf_server NS LOG ARGS...: a dlcp-perf server with ARGS in NS, its
+# output in $TMP/LOG.log and its pid added to SRV_PIDS
+perf_server()
+{
+	local ns=$1 log=$2
+
+	shift 2
+	ip netns exec "$ns" "$PERF" server "$@" > "$TMP/$log.log" 2>&1 &
+	SRV_PIDS="${SRV_PIDS:-} $!"
+}
+
 # endpoints SNDNS RCVNS LOG: TCP cubic with socket memory for 64 MiB
 # messages on both ends, and the DLCP and TCP dlcp-perf servers in RCVNS
 # (logs $TMP/LOG-{dlcp,tcp}.log, pids added to SRV_PIDS)
@@ -98,10 +109,8 @@ endpoints()
 		ip netns exec "$ns" sysctl -qw net.ipv4.tcp_rmem="4096 131072 33554432"
 		ip netns exec "$ns" sysctl -qw net.ipv4.tcp_wmem="4096 131072 33554432"
 	done
-	ip netns exec "$2" "$PERF" server --proto dlcp --port $DPORT > "$TMP/$3-dlcp.log" 2>&1 &
-	SRV_PIDS="${SRV_PIDS:-} $!"
-	ip netns exec "$2" "$PERF" server --proto tcp --port $TPORT > "$TMP/$3-tcp.log" 2>&1 &
-	SRV_PIDS="$SRV_PIDS $!"
+	perf_server "$2" "$3-dlcp" --proto dlcp --port $DPORT
+	perf_server "$2" "$3-tcp" --proto tcp --port $TPORT
 }
 
 # link IMPAIRMENT...: sender egress netem delay 0.5ms IMPAIRMENT + tbf
@@ -453,9 +462,7 @@ run_group()
 		for ns in bsnd brcv; do
 			ip netns exec $ns sysctl -qw net.ipv4.tcp_congestion_control=dctcp
 		done
-		ip netns exec brcv "$PERF" server --proto tcp --port $((TPORT + 1)) \
-			> "$TMP/dctcp.log" 2>&1 &
-		SRV_PIDS="$SRV_PIDS $!"
+		perf_server brcv dctcp --proto tcp --port $((TPORT + 1))
 		sleep 0.5
 		TPORT=$((TPORT + 1)) run_case s9 ecn_4x1m tcp 4 "$P,\"cc\":\"dctcp\"}" -- \
 			--size 1m --count "$N" --timeout 60
@@ -575,12 +582,9 @@ run_group()
 		# many threads read the DLCP server's socket as the TCP server
 		# has (one a connection).
 		local DPORT=$((DPORT + 1))
-		ip netns exec brcv "$PERF" server --proto dlcp --no-ack \
-			--port $DPORT > "$TMP/srv8-dlcp.log" 2>&1 &
-		SRV_PIDS="$SRV_PIDS $!"
-		ip netns exec brcv "$PERF" server --proto dlcp --no-ack \
-			--port $((DPORT + 1)) --threads 4 > "$TMP/srv8x4-dlcp.log" 2>&1 &
-		SRV_PIDS="$SRV_PIDS $!"
+		perf_server brcv srv8-dlcp --proto dlcp --no-ack --port $DPORT
+		perf_server brcv srv8x4-dlcp --proto dlcp --no-ack \
+			--port $((DPORT + 1)) --threads 4
 		sleep 0.3
 		D=$([ -n "$QUICK" ] && echo 3 || echo 5)
 		local mtu
