@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp addresses: helpers on sockaddrs of either family (addr.h) and the
  * parsers of "addr:port", "[addr6]:port" and group files (libdlcp.h).

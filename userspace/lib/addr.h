@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libdlcp socket addresses of either family (AF_INET, AF_INET6), for the
  * transports and the group. The parsers of "addr:port" and of group files

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp direct reduce-scatter and all-gather: every rank sends chunk j
  * straight to rank j (reduce-scatter), or its own chunk straight to every

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp ring reduce-scatter and all-gather, the two halves of a ring
  * all-reduce: N - 1 steps, in each of which every rank sends one chunk to

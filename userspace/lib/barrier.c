@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp barrier: every rank sends rank 0 an exact, empty message, and
  * rank 0 answers each once it has them all.

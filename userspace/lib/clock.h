@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /* libdlcp: the clock that every timeout and deadline is measured on. */
 #ifndef DLCP_CLOCK_H
 #define DLCP_CLOCK_H

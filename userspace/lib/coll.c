@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp collectives on FP32 / INT32 tensors, loss-aware (see libdlcp.h):
  * the state of a call, and reduce-scatter, all-gather and all-reduce on

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libdlcp collectives: the state of one collective call, shared by the
  * algorithms (allreduce_ring.c, allreduce_direct.c, ps.c, barrier.c) and

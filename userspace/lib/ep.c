@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp endpoints: one message per tensor over a DLCP socket, or over TCP
  * with the same semantics (asynchronous send, whole-message receive from

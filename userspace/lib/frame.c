@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp frame codec (see frame.h): encoding and checking the header and
  * runs of a chunk in any format, the lost ranges as per-element counts,

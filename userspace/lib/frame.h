@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libdlcp frame codec: how a chunk of a collective travels. A message is
  * [header][runs][elements]; the header and the runs are a critical range,

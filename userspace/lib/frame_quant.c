@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp frame format of quantized collectives (see frame.h): struct
  * qhdr, which carries the quantizer's parameters and the shared scale, and

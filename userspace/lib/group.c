@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp groups (see group.h): opening rank r of a group on an endpoint,
  * the group's accessors, and moving messages between its ranks. Finding

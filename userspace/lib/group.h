@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libdlcp groups: the ranks of a collective, their addresses, the endpoint
  * this rank sends and receives on, and the messages that arrived ahead of

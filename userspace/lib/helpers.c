@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp pure helpers: dtype sizes, magnitude classes, loss-aware
  * accumulation and finalisation, chunking.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libdlcp: whole reads and writes on a stream socket (the TCP transport,
  * and dlcp-perf's TCP mode, which includes this header by path).

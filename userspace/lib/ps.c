@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp parameter server: every contributing rank pushes its tensor to
  * the server rank, which adds them up, counting per element the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libdlcp quantized collectives: the state of a call, shared by qcoll.c
  * and the format of its chunks (frame_quant.c).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp homomorphic quantization helpers (see libdlcp.h): stochastic
  * rounding to b-bit signed integers against a shared scale, integer wire

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp rendezvous: where the ranks of a group are, from a group file
  * (one addr:port per line, rank order) or from the environment torchrun

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
 # libdlcp's sources, for its Makefile and the test programs (which compile
 # them in, with the sanitizers), relative to userspace/lib.

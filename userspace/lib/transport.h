@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libdlcp transports. An endpoint (struct dlcp_ep) is one socket that sends
  * and receives whole messages with their metadata. ep.c checks the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp transport over a DLCP socket (SOCK_DLCP, needs the dlcp module):
  * one sendmsg() per message, its metadata in control messages; a receive

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp transport over TCP, with the semantics of a DLCP endpoint: a send
  * is queued and returns at once (a thread writes the queue, one connection

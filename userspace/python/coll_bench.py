@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Time libdlcp's all-reduce alone, without a model (one rank per process).
 
 Run by demo_train.sh with WORKLOAD=coll under torchrun, in each worker's

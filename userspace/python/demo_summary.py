@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Print the demo's phases side by side and check the target:
 DLCP mean iteration time >= 1.5x faster than gloo on the lossy link, and
 DLCP test accuracy within 0.5 points of the lossless run."""

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Old name of dlcp.dear (kept for existing scripts): the same module."""
 import os
 import sys

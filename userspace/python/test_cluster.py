@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Host tests of what a cluster job goes through, over libdlcp's TCP
 transport on 127.0.0.1, ranks as processes. TAP on stdout.
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
 # DeAR scheduling and the compressed DDP hook, end to end on the host: two
 # train_digits.py ranks over libdlcp's TCP transport (127.0.0.1). TAP.

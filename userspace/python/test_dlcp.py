@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Tests of the Python bindings (ranks as threads). TAP on stdout.
 
     /usr/bin/python3 userspace/python/test_dlcp.py [tcp|dlcp] [--no-torch]

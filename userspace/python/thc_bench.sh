@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
 # Homomorphic compression and DeAR overlap, measured. Inside the
 # test VM (root, module built):

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """A data-parallel training job written against plain torch.distributed.
 
     python3 -m dlcp.run --nnodes=4 --nproc_per_node=1 --node_rank=N \\

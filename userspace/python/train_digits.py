@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """Data-parallel MLP on sklearn's digits, gloo allreduce vs the DLCP hook.
 
 One process per rank (env RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT as

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * Tests: one endpoint per rank on the loopback address, on a port the
  * kernel chooses (port 0), so that test runs on one host never collide.

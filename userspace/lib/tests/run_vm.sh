@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
 # libdlcp collectives over DLCP, inside the test VM (module built):
 #   tools/vm-run --timeout 300 -- userspace/lib/tests/run_vm.sh

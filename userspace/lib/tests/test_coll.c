@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp collectives, end to end: ranks are threads, each with its own
  * endpoint on 127.0.0.1 and its own port. Prints TAP.

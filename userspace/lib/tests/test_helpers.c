@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Host unit tests (cmocka) of libdlcp's pure helpers: magnitude classes,
  * loss-aware accumulation/finalisation, chunking, address parsing.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * libdlcp quantized collectives, end to end: ranks are threads on
  * 127.0.0.1. Prints TAP.

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """How dlcp.backend's tensors travel and are reduced: host staging (CUDA
 tensors through pinned memory, on a side stream), the packing of several
 tensors into one buffer of aligned byte segments, the wire dtypes of

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """The objects of dlcp.backend beside the process group: its error
 (DlcpError), its options (Options: pg_options, their environment
 defaults and checks; the timeout of a call's options) and the Work that

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """DeAR scheduling for the DLCP DDP hook: decoupled all-reduce.
 
     state = dlcp_dear.DearState(group, ddp.module,

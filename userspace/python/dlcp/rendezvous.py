@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """How the ranks of a dlcp.Group find each other (dlcp.Group.from_env()).
 
 Every rank binds an endpoint (port 0 unless DLCP_PORT is set: the kernel

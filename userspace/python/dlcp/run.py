@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """torchrun, with fixes for Debian's torch 1.13 on Python 3.11 and for a
 torch 2.x built without libuv (Debian's).
 
