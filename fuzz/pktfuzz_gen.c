@@ -440,7 +440,8 @@ int udp_send(int raw_udp, const uint8_t *pkt, size_t n, unsigned int um,
 	static uint8_t u[MAX_PKT + 64];
 	uint16_t c = 0;
 
-	dlcp_put16(u, (uint16_t)(1024 + rnd(64512)));
+	/* a privileged source port: DLCP takes no other (udp_sport_priv) */
+	dlcp_put16(u, (uint16_t)(1 + rnd(1023)));
 	dlcp_put16(u + 2, o.udp_port);
 	dlcp_put16(u + 4, (uint16_t)ulen);
 	dlcp_put16(u + 6, 0);

@@ -157,6 +157,11 @@
  * @udp_port:		net.dlcp.udp_port, UDP port of DLCP in UDP mode
  * @udp_sport_min:	net.dlcp.udp_sport_min, source port range start
  * @udp_sport_max:	net.dlcp.udp_sport_max, source port range end
+ * @udp_sport_priv:	net.dlcp.udp_sport_priv, take only datagrams from
+ *			source ports below PROT_SOCK (default on)
+ * @entropy_key:	secret of the path entropy (dlcp_entropy()), so that
+ *			the UDP source port and IPv6 flow label, which flow
+ *			logs record, say nothing of message ids
  * @udp_entropy:	net.dlcp.udp_entropy, packets per source port (0: one
  *			port per message)
  * @udp_gso:		net.dlcp.udp_gso, send runs of packets that share a
@@ -198,6 +203,8 @@ struct dlcp_net {
 	int	udp_port;
 	int	udp_sport_min;
 	int	udp_sport_max;
+	int	udp_sport_priv;
+	hsiphash_key_t	entropy_key;
 	int	udp_entropy;
 	int	udp_gso;
 	int	gso;
@@ -222,6 +229,23 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 	this_cpu_inc(dlcp_pernet(net)->mib->mibs[field])
 #define DLCP_ADD_STATS(net, field, val) \
 	this_cpu_add(dlcp_pernet(net)->mib->mibs[field], val)
+
+/*
+ * The default UDP source ports (net.dlcp.udp_sport_min .. PROT_SOCK - 1):
+ * ports only a privileged process may bind, so that a receiver can tell a
+ * datagram of a host's DLCP from one of an unprivileged user's UDP socket
+ * (net.dlcp.udp_sport_priv), and 512 of them, entropy enough for ECMP and
+ * RSS hashing.
+ */
+#define DLCP_UDP_SPORT_MIN	512
+
+/*
+ * Message ids (dlcp_msg_id_offset()): each destination's offset moves on
+ * every DLCP_ID_EPOCH_S seconds, by 2^DLCP_ID_EPOCH_BITS and a secret
+ * below that.
+ */
+#define DLCP_ID_EPOCH_S		64
+#define DLCP_ID_EPOCH_BITS	24
 
 /* Hard limits, independent of sysctls. */
 #define DLCP_MAX_MSG_HARD	BIT(30)		/* largest max_msg_size */
@@ -865,11 +889,14 @@ void dlcp_offload_exit(void);
 
 /* dlcp_udp.c */
 int dlcp_udp_enable(struct net *net);
+int dlcp_udp_select(struct net *net);
 void dlcp_udp_disable(struct net *net);
 void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 		   const struct in6_addr *saddr, const struct in6_addr *daddr,
 		   u32 msg_id, u32 seg);
 u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg);
+u32 dlcp_msg_id_offset(const siphash_key_t *key, const struct in6_addr *daddr,
+		       __be16 dport, u64 epoch);
 u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg);
 
 /* dlcp_ipv4.c */

@@ -119,6 +119,16 @@ static struct sk_buff *dlcp_in_ctl(struct sock *sk, struct dlcp_in_msg *m,
 	return skb;
 }
 
+/*
+ * The class of a receiver's control packet about @m: class 0 for a
+ * message this socket holds (data arrived), the lowest for the answer to
+ * a PROBE about one it does not, which anybody may send.
+ */
+static u8 dlcp_in_ctl_class(const struct dlcp_in_msg *m)
+{
+	return m->stranger ? DLCP_MAX_CLASSES - 1 : 0;
+}
+
 static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
 {
 	struct dlcp_stop_hdr *st;
@@ -132,7 +142,8 @@ static void dlcp_in_send_stop(struct sock *sk, struct dlcp_in_msg *m)
 		st->common.flags |= DLCP_HF_FAILED;
 	st->lost = htonl(m->lost);
 	st->tsecr = htonl(m->tsval);
-	if (!dlcp_xmit_ctl(sk, skb, &m->daddr, &m->key.saddr, m->udp, 0))
+	if (!dlcp_xmit_ctl(sk, skb, &m->daddr, &m->key.saddr, m->udp,
+			   dlcp_in_ctl_class(m)))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_STOPS_SENT);
 	trace_dlcp_stop(0, m->key.id, m->lost, m->failed);
 }
@@ -179,14 +190,16 @@ u32 dlcp_in_gaps(const struct dlcp_rangeset *rs, u32 len, bool probed,
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_in_gaps);
 
 /*
- * Send a REPORT: the gaps of @m, as many as fit in a packet as long as the
- * longest DATA of the message (within [DLCP_MIN_GAPS, DLCP_MAX_GAPS]); a
- * report with more covers only up to the last gap listed. Bytes above
- * the highest one received are not reported missing (they may be on their
- * way), except in the answer to a PROBE: the sender has sent everything.
+ * Send a REPORT, in answer to a packet of @answered bytes: the gaps of @m,
+ * as many as fit in a packet as long as the longest DATA of the message
+ * (within [DLCP_MIN_GAPS, DLCP_MAX_GAPS]) and no longer than the packet
+ * answered (dlcp_wire_answer_gaps(): no amplification); a report with
+ * more covers only up to the last gap listed. Bytes above the highest one
+ * received are not reported missing (they may be on their way), except in
+ * the answer to a PROBE: the sender has sent everything.
  */
 static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
-				u8 rflags)
+				u8 rflags, u32 answered)
 {
 	const struct dlcp_rangeset *rs = &m->have;
 	u32 n, scan_end, max_gaps = DLCP_MIN_GAPS;
@@ -199,7 +212,7 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 		max_gaps = clamp_t(u32, (m->max_pkt - DLCP_REPORT_HDR_LEN) /
 				   DLCP_GAP_LEN, DLCP_MIN_GAPS, DLCP_MAX_GAPS);
 	/* a gap before each range, and one after them when probed */
-	max_gaps = min(max_gaps, rs->nr + 1);
+	max_gaps = min3(max_gaps, rs->nr + 1, dlcp_wire_answer_gaps(answered));
 	skb = dlcp_in_ctl(sk, m, DLCP_T_REPORT,
 			  DLCP_REPORT_HDR_LEN + max_gaps * DLCP_GAP_LEN);
 	if (!skb)
@@ -216,7 +229,8 @@ static void dlcp_in_send_report(struct sock *sk, struct dlcp_in_msg *m,
 	r->ngaps = htons(n);
 	r->rflags = rflags;
 	m->pkts_unreported = 0;
-	if (!dlcp_xmit_ctl(sk, skb, &m->daddr, &m->key.saddr, m->udp, 0))
+	if (!dlcp_xmit_ctl(sk, skb, &m->daddr, &m->key.saddr, m->udp,
+			   dlcp_in_ctl_class(m)))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_REPORTS_SENT);
 }
 
@@ -615,6 +629,13 @@ static enum dlcp_mib_field dlcp_in_data(struct sock *sk, struct sk_buff *skb,
 	WARN_ON_ONCE(dlcp_rs_add(&m->have, off, off + plen, GFP_ATOMIC,
 				 &added));
 	dlcp_intab_got(dsk, m, added);
+	/*
+	 * only new bytes put off the message's timeout: duplicates and
+	 * probes, which cost a sender nothing, must not hold what the
+	 * message holds here for ever
+	 */
+	if (added)
+		dlcp_intab_touch(dsk, m);
 	if (ce)
 		m->ce_bytes += plen;
 	if (d->common.flags & DLCP_HF_CRITICAL)
@@ -634,7 +655,6 @@ report:
 	else if (!dup)
 		dlcp_in_reordered(dsk, m->max_tsval - m->tsval);
 	m->max_pkt = max(m->max_pkt, pkt_len);
-	dlcp_intab_touch(dsk, m);
 	if (dlcp_in_ready(sk, m)) {
 		dlcp_in_complete(sk, m);
 		return DLCP_MIB_NONE;
@@ -648,7 +668,7 @@ report:
 	 */
 	if ((d->common.flags & DLCP_HF_ACKREQ) || first ||
 	    m->pkts_unreported >= READ_ONCE(dlcp_pernet(net)->ack_every))
-		dlcp_in_send_report(sk, m, rflags);
+		dlcp_in_send_report(sk, m, rflags, pkt_len);
 	return DLCP_MIB_NONE;
 }
 
@@ -676,6 +696,7 @@ static enum dlcp_mib_field dlcp_in_probe(struct sock *sk, struct sk_buff *skb,
 		tmp.key.id = ntohl(p->common.msg_id);
 		tmp.len = ntohl(p->common.msg_len);
 		tmp.udp = udp;
+		tmp.stranger = true;
 		m = &tmp;
 	}
 	m->tsval = ntohl(p->tsval);
@@ -685,7 +706,6 @@ static enum dlcp_mib_field dlcp_in_probe(struct sock *sk, struct sk_buff *skb,
 		return DLCP_MIB_NONE;
 	}
 	if (m != &tmp) {
-		dlcp_intab_touch(dlcp_sk(sk), m);
 		if (ntohl(p->sent) == m->len || (p->common.flags & DLCP_HF_FINAL))
 			m->sent_all = true;
 		/* past the deadline there is no waiting for late segments */
@@ -705,7 +725,7 @@ static enum dlcp_mib_field dlcp_in_probe(struct sock *sk, struct sk_buff *skb,
 		dlcp_in_send_stop(sk, &tmp);
 		return DLCP_MIB_NONE;
 	}
-	dlcp_in_send_report(sk, m, DLCP_RF_PROBED);
+	dlcp_in_send_report(sk, m, DLCP_RF_PROBED, skb->len);
 	return DLCP_MIB_NONE;
 }
 

@@ -3,7 +3,8 @@
  * dlcp_test.ko: the KUnit suites of DLCP's pure parts (wire validation,
  * range sets, gap reports, the congestion window, re-segmentation, the
  * reordering window and pacing clock of a destination, the recycling
- * of message pages, the cut of native super-packets).
+ * of message pages, the cut of native super-packets, message ids and
+ * path entropy).
  * Loading the module runs them; the results go to the kernel log in
  * KUnit's KTAP format, under KUnit itself where the kernel has it
  * (dlcp_kunit.h). The suites call internal functions of dlcp.ko, which
@@ -17,7 +18,7 @@ kunit_test_suites(&dlcp_wire_test_suite, &dlcp_rs_test_suite,
 		  &dlcp_gaps_test_suite, &dlcp_cc_test_suite,
 		  &dlcp_out_test_suite, &dlcp_peer_test_suite,
 		  &dlcp_page_test_suite, &dlcp_intab_test_suite,
-		  &dlcp_offload_test_suite);
+		  &dlcp_offload_test_suite, &dlcp_sock_test_suite);
 
 #if !IS_ENABLED(CONFIG_KUNIT)
 void dlcp_kunit_fail(struct kunit *test, const char *file, int line,

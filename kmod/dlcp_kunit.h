@@ -86,5 +86,6 @@ extern struct kunit_suite dlcp_peer_test_suite;
 extern struct kunit_suite dlcp_page_test_suite;
 extern struct kunit_suite dlcp_intab_test_suite;
 extern struct kunit_suite dlcp_offload_test_suite;
+extern struct kunit_suite dlcp_sock_test_suite;
 
 #endif /* _DLCP_KUNIT_H */

@@ -49,8 +49,10 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->droppable_ppm = 0;
 	dn->encap = DLCP_ENCAP_NATIVE;
 	dn->udp_port = DLCP_UDP_PORT;
-	dn->udp_sport_min = 49152;
-	dn->udp_sport_max = 65535;
+	dn->udp_sport_min = DLCP_UDP_SPORT_MIN;
+	dn->udp_sport_max = PROT_SOCK - 1;
+	dn->udp_sport_priv = 1;
+	get_random_bytes(&dn->entropy_key, sizeof(dn->entropy_key));
 	dn->udp_entropy = 1;
 	dn->udp_gso = 1;
 	dn->gso = 1;

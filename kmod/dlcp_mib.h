@@ -46,6 +46,9 @@ enum dlcp_mib_field {
 	DLCP_MIB_DROP_GSO,		/* in a GSO packet not DLCP's making, or
 					 * one that could not be cut
 					 */
+	DLCP_MIB_DROP_UDP_SPORT,	/* UDP mode: from a source port that an
+					 * unprivileged user may bind
+					 */
 	DLCP_MIB_IN_ZOMBIES_EVICTED,	/* delivered messages forgotten early */
 	DLCP_MIB_ICMP_IGNORED,		/* "too big" quoting no message of ours */
 	DLCP_MIB_IN_PKTS,		/* received, before any validation */

@@ -389,6 +389,8 @@ struct dlcp_in_key {
  * @delivered:	this is a zombie
  * @failed:	zombie of a message dropped at its deadline
  * @udp:	arrived inside UDP: replies go the same way
+ * @stranger:	a stand-in for a message the socket does not hold, to
+ *		answer a PROBE about it (dlcp_in_ctl_class())
  */
 struct dlcp_in_msg {
 	struct rhash_head	node;
@@ -416,6 +418,7 @@ struct dlcp_in_msg {
 	bool			delivered;
 	bool			failed;
 	bool			udp;
+	bool			stranger;
 };
 
 /**

@@ -456,7 +456,39 @@ static void dlcp_offload_test_max_segs(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dlcp_offload_max_segs(DLCP_DATA_HDR_LEN, 1000), 0);
 }
 
+/*
+ * The path entropy (UDP source port, IPv6 flow label) is keyed per
+ * namespace: two namespaces give the same packet unrelated ports, so that
+ * the ports a flow log records say nothing of message ids.
+ */
+static void dlcp_offload_test_entropy_keyed(struct kunit *test)
+{
+	struct dlcp_net *a, *b;
+	u32 id, same = 0;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!a || !b) {
+		kfree(a);
+		kfree(b);
+		KUNIT_ASSERT_TRUE(test, false);
+	}
+	a->udp_entropy = 1;
+	b->udp_entropy = 1;
+	get_random_bytes(&a->entropy_key, sizeof(a->entropy_key));
+	get_random_bytes(&b->entropy_key, sizeof(b->entropy_key));
+	for (id = 0; id < 64; id++)
+		same += dlcp_entropy(a, id, 0) == dlcp_entropy(b, id, 0);
+	KUNIT_EXPECT_EQ(test, same, 0);
+	/* a packet keeps its entropy; the next one gets another */
+	KUNIT_EXPECT_EQ(test, dlcp_entropy(a, 7, 3), dlcp_entropy(a, 7, 3));
+	KUNIT_EXPECT_NE(test, dlcp_entropy(a, 7, 3), dlcp_entropy(a, 7, 4));
+	kfree(a);
+	kfree(b);
+}
+
 static struct kunit_case dlcp_offload_test_cases[] = {
+	KUNIT_CASE(dlcp_offload_test_entropy_keyed),
 	KUNIT_CASE(dlcp_offload_test_max_segs),
 	KUNIT_CASE(dlcp_offload_test_rcv_ok),
 	KUNIT_CASE(dlcp_offload_test_cut_device_sums),

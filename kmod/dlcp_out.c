@@ -283,17 +283,20 @@ void dlcp_out_send_ctl(struct sock *sk, struct dlcp_out_msg *m,
 		       unsigned int type)
 	__must_hold(&dlcp_sk(sk)->lock)
 {
+	u32 len = type == DLCP_T_PROBE ? DLCP_PROBE_PAD_LEN : DLCP_PROBE_HDR_LEN;
 	struct dlcp_probe_hdr *p;
 	struct sk_buff *skb;
 
 	lockdep_assert_held(&dlcp_sk(sk)->lock);
-	skb = dlcp_alloc_ctl(DLCP_PROBE_HDR_LEN, GFP_ATOMIC);
+	/* a PROBE is as long as the REPORT it asks for (DLCP_PROBE_PAD_LEN) */
+	skb = dlcp_alloc_ctl(len, GFP_ATOMIC);
 	if (!skb)
 		return;
 	p = (struct dlcp_probe_hdr *)skb->data;
 	dlcp_fill_hdr(&p->common, type, inet_sk(sk)->inet_sport, m->dport,
-		      m->id, m->len, DLCP_PROBE_HDR_LEN,
+		      m->id, m->len, len,
 		      type == DLCP_T_PROBE && m->final ? DLCP_HF_FINAL : 0, 0);
+	p->common.doff = len / 4;
 	p->sent = htonl(min_t(u64, (u64)m->next_new * m->seg_size, m->len));
 	p->tsval = htonl(dlcp_now_us());
 	if (!dlcp_xmit_ctl(sk, skb, &m->saddr, &m->daddr, m->udp,

@@ -55,6 +55,7 @@ const char * const dlcp_mib_names[__DLCP_MIB_MAX] = {
 	[DLCP_MIB_DROP_PROTOMEM]	= "DlcpDropProtoMem",
 	[DLCP_MIB_DROP_INMSGS]		= "DlcpDropInMsgs",
 	[DLCP_MIB_DROP_PEERMSGS]	= "DlcpDropPeerMsgs",
+	[DLCP_MIB_DROP_UDP_SPORT]	= "DlcpDropUdpSport",
 	[DLCP_MIB_IN_ZOMBIES_EVICTED]	= "DlcpInZombiesEvicted",
 	[DLCP_MIB_ICMP_IGNORED]		= "DlcpIcmpIgnored",
 	[DLCP_MIB_IN_PKTS]		= "DlcpInPkts",

@@ -25,8 +25,15 @@
 #include "dlcp_impl.h"
 #include "dlcp_trace.h"
 
+/*
+ * What the socket may hold of received data: SO_RCVBUF if the application
+ * set it (it may lower its own limit as well as raise it), else at least
+ * net.dlcp.rmem, so that a 64 MiB tensor needs no tuning.
+ */
 u32 dlcp_rcvbuf_limit(const struct sock *sk)
 {
+	if (sk->sk_userlocks & SOCK_RCVBUF_LOCK)
+		return READ_ONCE(sk->sk_rcvbuf);
 	return max_t(u32, READ_ONCE(sk->sk_rcvbuf),
 		     READ_ONCE(dlcp_pernet(sock_net(sk))->rmem));
 }
@@ -347,23 +354,46 @@ static void dlcp_unreserve_snd(struct sock *sk, u32 len)
 }
 
 /*
- * The wire id of a new message to @daddr port @dport. Ids count up per
- * socket, so no destination sees an id twice in 2^32 messages, and each
- * destination's ids are offset by a keyed hash of it (as TCP's initial
- * sequence numbers are), so that a host that receives from this socket
- * cannot tell which ids it uses towards others: control packets and DATA
- * forged off-path must guess a 32-bit id. Under dlcp_sock.lock.
+ * The offset of the message ids to @daddr port @dport in epoch @epoch
+ * (DLCP_ID_EPOCH_S seconds of boot time), under the socket's @key: a keyed
+ * hash of the destination (as TCP's initial sequence numbers are), so that
+ * a host that receives from the socket cannot tell the ids it uses towards
+ * others, plus a part that moves forward every epoch by
+ * 2^DLCP_ID_EPOCH_BITS and a keyed hash of the epoch below that, so that
+ * an id seen once (a leak) predicts no later epoch's ids. The offset only
+ * grows, by less than 2^(DLCP_ID_EPOCH_BITS + 1) an epoch, so that with
+ * the counter a destination's ids only grow and come back to an id only
+ * after hours, long after a receiver forgot it (net.dlcp.msg_timeout_ms
+ * is at most one): a new message never takes the id of one it remembers.
+ */
+u32 dlcp_msg_id_offset(const siphash_key_t *key, const struct in6_addr *daddr,
+		       __be16 dport, u64 epoch)
+{
+	const u32 *a = (__force const u32 *)daddr->s6_addr32;
+	u64 a01 = (u64)a[0] << 32 | a[1], a23 = (u64)a[2] << 32 | a[3];
+	u64 dest = siphash_3u64(a01, a23, (__force u16)dport, key);
+	u64 step = siphash_4u64(a01, a23, (__force u16)dport, epoch, key);
+
+	return (u32)dest + ((u32)epoch << DLCP_ID_EPOCH_BITS) +
+	       ((u32)step & (BIT(DLCP_ID_EPOCH_BITS) - 1));
+}
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_msg_id_offset);
+
+/*
+ * The wire id of a new message to @daddr port @dport: the socket's counter,
+ * so that no destination sees an id twice, plus the destination's offset
+ * (dlcp_msg_id_offset()). Control packets and DATA forged off-path must
+ * guess a 32-bit id. Under dlcp_sock.lock.
  */
 static u32 dlcp_next_msg_id(struct dlcp_sock *dsk,
 			    const struct in6_addr *daddr, __be16 dport)
 	__must_hold(&dsk->lock)
 {
-	const u32 *a = (__force const u32 *)daddr->s6_addr32;
-	u64 hash = siphash_3u64((u64)a[0] << 32 | a[1], (u64)a[2] << 32 | a[3],
-				(__force u16)dport, &dsk->id_key);
+	u64 epoch = ktime_get_boottime_seconds() / DLCP_ID_EPOCH_S;
 
 	lockdep_assert_held(&dsk->lock);
-	return dsk->next_msg_id++ + (u32)hash;
+	return dsk->next_msg_id++ +
+	       dlcp_msg_id_offset(&dsk->id_key, daddr, dport, epoch);
 }
 
 static int dlcp_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
@@ -585,7 +615,7 @@ static int dlcp_setsockopt(struct sock *sk, int level, int optname,
 		if (val < -1 || val > DLCP_ENCAP_UDP)
 			return -EINVAL;
 		if (val == DLCP_ENCAP_UDP) {
-			int err = dlcp_udp_enable(sock_net(sk));
+			int err = dlcp_udp_select(sock_net(sk));
 
 			if (err)
 				return err;

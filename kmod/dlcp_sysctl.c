@@ -107,6 +107,7 @@ static struct ctl_table dlcp_sysctl_table[] = {
 	},
 	DLCP_SYSCTL(udp_sport_min, &dlcp_port_min, &dlcp_u16_max),
 	DLCP_SYSCTL(udp_sport_max, &dlcp_port_min, &dlcp_u16_max),
+	DLCP_SYSCTL(udp_sport_priv, SYSCTL_ZERO, SYSCTL_ONE),
 	DLCP_SYSCTL(udp_entropy, SYSCTL_ZERO, &dlcp_u16_max),
 	DLCP_SYSCTL(udp_gso, SYSCTL_ZERO, SYSCTL_ONE),
 	DLCP_SYSCTL(gso, SYSCTL_ZERO, SYSCTL_ONE),

@@ -30,9 +30,10 @@
  * udp_port (IPv4, and IPv6-only when IPv6 is available), set up with the
  * kernel's UDP tunnel API, whose encap_rcv hands the payload to the DLCP
  * receive path. They are created when net.dlcp.encap
- * is set to 1 or a socket selects DLCP_ENCAP_UDP (an error there, e.g.
- * EADDRINUSE when the port is taken, is returned to that write), and
- * released with the namespace. A message uses the mode of its socket
+ * is set to 1 or a socket of a process with CAP_NET_ADMIN over the
+ * namespace selects DLCP_ENCAP_UDP (an error there, e.g. EADDRINUSE when
+ * the port is taken, is returned to that write; without the capability,
+ * EPERM), and released with the namespace. A message uses the mode of its socket
  * (DLCP_ENCAP, else the sysctl); replies use the mode the data came in.
  *
  * Path MTU: ICMP "fragmentation needed" and ICMPv6 "packet too big" about
@@ -40,17 +41,36 @@
  * layer updates the route's path MTU and hands the error to
  * encap_err_rcv, which re-cuts the sending DLCP socket's messages.
  */
-#include <linux/jhash.h>
 #include <linux/udp.h>
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
 #include "dlcp_impl.h"
+
+/*
+ * A DLCP packet inside UDP names its sender's DLCP port in its own header,
+ * which any process that can send a UDP datagram could write: natively,
+ * writing DLCP headers takes CAP_NET_RAW. So a host sends its DLCP
+ * datagrams from source ports below PROT_SOCK, which only a privileged
+ * process may bind, and with net.dlcp.udp_sport_priv (the default) a
+ * receiver takes no other: an unprivileged user, on this host or on a
+ * sender's, cannot speak for another user's DLCP port (as rsh and NFS
+ * trust a reserved port). Ports are not an authentication: on a host
+ * whose net.ipv4.ip_unprivileged_port_start is below 1024 any user may
+ * send from them.
+ */
+static bool dlcp_udp_sport_ok(struct sock *sk, const struct sk_buff *skb)
+{
+	return ntohs(udp_hdr(skb)->source) < PROT_SOCK ||
+	       !READ_ONCE(dlcp_pernet(sock_net(sk))->udp_sport_priv);
+}
 
 /* A datagram to the port, at its UDP header */
 static int dlcp_udp_rcv_pkt(struct sock *sk, struct sk_buff *skb)
 {
 	if (!pskb_may_pull(skb, sizeof(struct udphdr)))
 		return dlcp_drop(sock_net(sk), skb, DLCP_MIB_DROP_SHORT);
+	if (!dlcp_udp_sport_ok(sk, skb))
+		return dlcp_drop(sock_net(sk), skb, DLCP_MIB_DROP_UDP_SPORT);
 	/*
 	 * The UDP layer verified a UDP checksum before calling here, and it
 	 * covers the DLCP packet: DLCP's is verified only in a datagram
@@ -78,7 +98,7 @@ static int dlcp_udp_gso_rcv(struct sock *sk, struct sk_buff *skb)
 	struct net *net = sock_net(sk);
 	struct sk_buff *segs, *next;
 
-	if (pskb_may_pull(skb, uhlen)) {
+	if (pskb_may_pull(skb, uhlen) && dlcp_udp_sport_ok(sk, skb)) {
 		__skb_pull(skb, uhlen);
 		skb_reset_transport_header(skb);
 		if (dlcp_offload_rcv_ok(skb, true)) {
@@ -196,7 +216,7 @@ int dlcp_udp_enable(struct net *net)
 	old6 = dn->udp6_sock;
 	WRITE_ONCE(dn->udp_sock, sock);
 	WRITE_ONCE(dn->udp6_sock, sock6);
-	dn->udp_sock_port = port;
+	WRITE_ONCE(dn->udp_sock_port, port);
 out:
 	mutex_unlock(&dn->udp_lock);
 	if (old)
@@ -204,6 +224,24 @@ out:
 	if (old6)
 		udp_tunnel_sock_release(old6);
 	return err;
+}
+
+/*
+ * A socket selects UDP mode (DLCP_ENCAP). The UDP port belongs to the
+ * namespace, not to a socket: its administrator opens it (net.dlcp.encap),
+ * or a socket whose owner holds CAP_NET_ADMIN over the namespace; any
+ * other gets EPERM until it is open on net.dlcp.udp_port.
+ */
+int dlcp_udp_select(struct net *net)
+{
+	struct dlcp_net *dn = dlcp_pernet(net);
+
+	if (READ_ONCE(dn->udp_sock) &&
+	    READ_ONCE(dn->udp_sock_port) == READ_ONCE(dn->udp_port))
+		return 0;
+	if (!ns_capable(net->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	return dlcp_udp_enable(net);
 }
 
 void dlcp_udp_disable(struct net *net)
@@ -221,14 +259,17 @@ void dlcp_udp_disable(struct net *net)
 /*
  * The path entropy of packet @seg of message @msg_id: it changes every
  * net.dlcp.udp_entropy packets (never with 0). It picks the UDP source
- * port, and the IPv6 flow label.
+ * port, and the IPv6 flow label, which any observer of headers sees (flow
+ * logs): keyed per namespace, so that they do not give the message id
+ * away.
  */
 u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg)
 {
 	u32 n = READ_ONCE(dn->udp_entropy);
 
-	return n ? jhash_2words(msg_id, seg / n, 0) : jhash_1word(msg_id, 0);
+	return hsiphash_2u32(msg_id, n ? seg / n : 0, &dn->entropy_key);
 }
+EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_entropy);
 
 /* The UDP source port of packet @seg of message @msg_id. */
 u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)

@@ -50,7 +50,8 @@
  *		Carries the number of bytes the receiver gave up on.
  *  PROBE	sender -> receiver: "what do you have?" when reports stop
  *		coming; answered by a REPORT (or a STOP). Never creates
- *		receiver state.
+ *		receiver state. Padded with zero header words to
+ *		DLCP_PROBE_PAD_LEN, so that the answer may be as long.
  *  ABORT	sender -> receiver: the sender gave up on the message; free it.
  */
 #define DLCP_VERSION		1
@@ -205,6 +206,22 @@ struct dlcp_probe_hdr {
 #define DLCP_STOP_HDR_LEN	28
 #define DLCP_PROBE_HDR_LEN	28
 #define DLCP_GAP_LEN		8
+
+/*
+ * No packet is answered with a longer one, so that a forged source address
+ * gains no amplification: a REPORT holds at most the gaps that fit in the
+ * length of the packet it answers (dlcp_wire_answer_gaps()). A PROBE,
+ * which asks for a whole report, is padded with header words of zeros to
+ * the longest header there is (255 words).
+ */
+#define DLCP_PROBE_PAD_LEN	1020
+
+/* The gaps a REPORT may carry that answers a packet of @len bytes. */
+static inline __u32 dlcp_wire_answer_gaps(__u32 len)
+{
+	return len > DLCP_REPORT_HDR_LEN ?
+	       (len - DLCP_REPORT_HDR_LEN) / DLCP_GAP_LEN : 0;
+}
 
 /*
  * Reasons a packet is dropped; the validation helper returns one, the

@@ -429,6 +429,124 @@ TEST(delivered_once_while_the_sender_asks)
 }
 
 /* ------------------------------------------------------------------ */
+/* No amplification                                                     */
+/* ------------------------------------------------------------------ */
+
+#define AMP_PKTS	64
+#define AMP_PLEN	600
+
+/*
+ * The longest REPORT to port @port that raw socket @raw holds (DLCP
+ * bytes), and how many there were in @n; -1 if none.
+ */
+static long longest_report(int raw, uint16_t port, unsigned int *n)
+{
+	uint8_t in[2048];
+	const uint8_t *h;
+	struct dlcp_pkt_info pi;
+	long longest = -1;
+	ssize_t got;
+
+	*n = 0;
+	for (;;) {
+		int type;
+
+		got = 0;
+		type = raw_next(raw, port, in, sizeof(in), DLCP_HDR_LEN, &h,
+				&got, &pi);
+		if (type == -1 && !got)
+			break;
+		if (type != DLCP_T_REPORT)
+			continue;
+		(*n)++;
+		if (dlcp_get16(h + 8) > longest)
+			longest = dlcp_get16(h + 8);
+	}
+	return longest;
+}
+
+/* PROBE @id of @len bytes (padded with zero header words) to @dport. */
+static int send_probe(uint16_t sport, uint16_t dport, uint32_t id,
+		      uint32_t msg_len, size_t len)
+{
+	struct dlcp_pkt_info pi = {
+		.sport = sport, .dport = dport, .msg_id = id, .msg_len = msg_len,
+	};
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+	uint8_t pkt[DLCP_PROBE_PAD_LEN] = { 0 };
+
+	if (!dlcp_pkt_build_probe(pkt, sizeof(pkt), &pi, msg_len, 1))
+		return -1;
+	pkt[6] = (uint8_t)(len / 4);
+	dlcp_put16(pkt + 8, (uint16_t)len);
+	dlcp_pkt_finish4(pkt, len, lo, lo);
+	return raw_send4("127.0.0.1", "127.0.0.1", pkt, len);
+}
+
+/*
+ * A forged sender cannot make a receiver send more than it sent: a REPORT
+ * holds no more gaps than fit in the packet it answers. A message of
+ * AMP_PKTS ranges, each of a short DATA packet: the REPORTs they draw are
+ * no longer than they; a 28-byte PROBE draws one of just the header; the
+ * PROBE DLCP itself sends, padded to DLCP_PROBE_PAD_LEN, draws every gap
+ * (AMP_PKTS: one after each range, as the sender has sent all).
+ */
+TEST(no_amplification)
+{
+	uint16_t sport = 20000 + getpid() % 10000;
+	static uint8_t payload[AMP_PLEN];
+	struct dlcp_pkt_info pi = {
+		.sport = sport, .msg_id = 77, .msg_len = AMP_PKTS * 2000,
+	};
+	struct dlcp_pkt_data_info di = { .dtype = DLCP_DTYPE_BYTES };
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+	unsigned int n, i;
+	uint8_t pkt[1024];
+	int rx, raw;
+	long longest;
+	size_t len;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	rx = bound4("127.0.0.1");
+	raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
+	ASSERT_LE(0, rx);
+	ASSERT_LE(0, raw);
+	pi.dport = port_of(rx);
+	for (i = 0; i < AMP_PKTS; i++) {
+		di.offset = i * 2000;
+		len = dlcp_pkt_build_data(pkt, sizeof(pkt), &pi, &di, payload,
+					  sizeof(payload));
+		ASSERT_LT(0, len);
+		dlcp_pkt_finish4(pkt, len, lo, lo);
+		ASSERT_EQ(0, raw_send4("127.0.0.1", "127.0.0.1", pkt, len));
+	}
+	longest = longest_report(raw, sport, &n);
+	TH_LOG("%u DATA of %zu bytes: %u REPORTs, the longest %ld bytes",
+	       AMP_PKTS, len, n, longest);
+	EXPECT_LT(0, n);
+	EXPECT_GE((long)len, longest);
+
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, send_probe(sport, port_of(rx), 77, pi.msg_len,
+					DLCP_PROBE_HDR_LEN));
+	longest = longest_report(raw, sport, &n);
+	TH_LOG("3 PROBEs of %d bytes: %u REPORTs, the longest %ld bytes",
+	       DLCP_PROBE_HDR_LEN, n, longest);
+	EXPECT_EQ(3, n);
+	EXPECT_EQ(DLCP_REPORT_HDR_LEN, longest);
+
+	ASSERT_EQ(0, send_probe(sport, port_of(rx), 77, pi.msg_len,
+				DLCP_PROBE_PAD_LEN));
+	longest = longest_report(raw, sport, &n);
+	TH_LOG("a PROBE of %d bytes: %u REPORT of %ld bytes",
+	       DLCP_PROBE_PAD_LEN, n, longest);
+	EXPECT_EQ(1, n);
+	EXPECT_EQ(DLCP_REPORT_HDR_LEN + AMP_PKTS * DLCP_GAP_LEN, longest);
+	close(raw);
+	close(rx);
+}
+
+/* ------------------------------------------------------------------ */
 /* An answer to a PROBE that later reports overtook                     */
 /* ------------------------------------------------------------------ */
 
@@ -576,6 +694,23 @@ static int send_udp_data(int u, uint16_t dport, uint32_t id, int bad)
 }
 
 /*
+ * A UDP socket on 127.0.0.1 whose source port is @port: below 1024 one
+ * that DLCP takes datagrams from (net.dlcp.udp_sport_priv), as only a
+ * privileged process may bind it; 0 an ephemeral one, which any user has.
+ */
+static int udp_from(uint16_t port)
+{
+	struct sockaddr_in a = sin4("127.0.0.1", port);
+	int u = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (u >= 0 && bind(u, (struct sockaddr *)&a, sizeof(a))) {
+		close(u);
+		return -1;
+	}
+	return u;
+}
+
+/*
  * In UDP mode the UDP checksum covers the DLCP packet. A datagram without
  * one (zero, as IPv4 allows) has its DLCP checksum verified: a bad one is
  * dropped and counted. One with a UDP checksum, which the UDP layer
@@ -591,7 +726,7 @@ TEST(udp_checksum_covers_dlcp)
 	ASSERT_EQ(0, dlcp_sysctl_write("encap", 1));
 	rx = bound4("127.0.0.1");
 	ASSERT_LE(0, rx);
-	u = socket(AF_INET, SOCK_DGRAM, 0);
+	u = udp_from(1000);
 	ASSERT_LE(0, u);
 
 	/* no UDP checksum: DLCP's decides */
@@ -609,6 +744,55 @@ TEST(udp_checksum_covers_dlcp)
 	EXPECT_EQ(5, recv_within(rx, buf, sizeof(buf), NULL, WAIT_MS));
 	EXPECT_EQ(errs + 1, snmp("DlcpInCsumErrors"));
 	close(u);
+	close(rx);
+}
+
+/*
+ * A DLCP packet inside UDP names its sender's DLCP port itself, so any
+ * user's UDP socket could write one under another user's port. Only
+ * datagrams from a source port below 1024, which an unprivileged process
+ * cannot bind, are taken (DlcpDropUdpSport counts the others), unless
+ * net.dlcp.udp_sport_priv is 0; DLCP's own come from there
+ * (net.dlcp.udp_sport_min .. udp_sport_max).
+ */
+TEST(udp_unprivileged_source_port)
+{
+	long long lo, hi;
+	uint64_t drops;
+	int rx, tx, u;
+	char buf[16];
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_sysctl_write("encap", 1));
+	ASSERT_EQ(0, dlcp_sysctl_read("udp_sport_min", &lo));
+	ASSERT_EQ(0, dlcp_sysctl_read("udp_sport_max", &hi));
+	EXPECT_LE(1, lo);
+	EXPECT_GE(1023, hi);
+	rx = bound4("127.0.0.1");
+	tx = bound4("127.0.0.1");
+	ASSERT_LE(0, rx);
+	ASSERT_LE(0, tx);
+	u = udp_from(0);
+	ASSERT_LE(0, u);
+	ASSERT_LE(1024, port_of(u));
+
+	drops = snmp("DlcpDropUdpSport");
+	ASSERT_EQ(0, send_udp_data(u, port_of(rx), 1, 0));
+	EXPECT_EQ(-1, recv_within(rx, buf, sizeof(buf), NULL, QUIET_MS));
+	EXPECT_EQ(drops + 1, snmp("DlcpDropUdpSport"));
+
+	/* DLCP's own datagrams pass */
+	ASSERT_EQ(5, send_to(tx, "127.0.0.1", port_of(rx), "dlcp!", 5, 0));
+	EXPECT_EQ(5, recv_within(rx, buf, sizeof(buf), NULL, WAIT_MS));
+	EXPECT_EQ(0, memcmp(buf, "dlcp!", 5));
+
+	/* and any source port once the check is off */
+	ASSERT_EQ(0, dlcp_sysctl_write("udp_sport_priv", 0));
+	ASSERT_EQ(0, send_udp_data(u, port_of(rx), 2, 0));
+	EXPECT_EQ(5, recv_within(rx, buf, sizeof(buf), NULL, WAIT_MS));
+	EXPECT_EQ(drops + 1, snmp("DlcpDropUdpSport"));
+	close(u);
+	close(tx);
 	close(rx);
 }
 

@@ -209,6 +209,93 @@ TEST(fresh_id_flood_per_socket)
 }
 
 /*
+ * A partial message holds memory at its receiver only while its sender
+ * brings new bytes: duplicates and PROBEs do not put off its
+ * msg_timeout_ms, so that a packet now and then cannot keep what many
+ * sparse packets made the receiver hold (DlcpInMsgsTimeout counts the
+ * message freed). A duplicate that comes after that starts the message
+ * anew, holding its own packet only.
+ */
+TEST(duplicates_and_probes_do_not_hold_memory)
+{
+	static uint8_t payload[1000];
+	struct dlcp_pkt_info pi = {
+		.sport = 4000, .msg_id = 0x5151, .msg_len = 1 << 20,
+	};
+	struct dlcp_pkt_data_info di = { .dtype = DLCP_DTYPE_BYTES };
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+	uint8_t data[1200], probe[64];
+	size_t dlen, plen;
+	uint64_t timeouts;
+	long held, after;
+	int r, i;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_sysctl_write("msg_timeout_ms", 1000));
+	r = bound4("127.0.0.1");
+	ASSERT_LE(0, r);
+	pi.dport = port_of(r);
+	timeouts = snmp("DlcpInMsgsTimeout");
+	/* 32 packets, a page apart, each kept or copied into a page */
+	for (i = 31; i >= 0; i--) {
+		di.offset = (uint32_t)i * 8192;
+		dlen = dlcp_pkt_build_data(data, sizeof(data), &pi, &di,
+					   payload, sizeof(payload));
+		ASSERT_LT(0, dlen);
+		dlcp_pkt_finish4(data, dlen, lo, lo);
+		ASSERT_EQ(0, raw_send4("127.0.0.1", "127.0.0.1", data, dlen));
+	}
+	plen = dlcp_pkt_build_probe(probe, sizeof(probe), &pi, 1000, 1);
+	ASSERT_LT(0, plen);
+	dlcp_pkt_finish4(probe, plen, lo, lo);
+	usleep(200 * 1000);
+	held = sock_rmem(port_of(r));
+	EXPECT_LE(32 * (long)sizeof(payload), held);
+
+	/* the first packet again and a PROBE, every 200 ms for 3 timeouts */
+	for (i = 0; i < 15; i++) {
+		ASSERT_EQ(0, raw_send4("127.0.0.1", "127.0.0.1", data, dlen));
+		ASSERT_EQ(0, raw_send4("127.0.0.1", "127.0.0.1", probe, plen));
+		usleep(200 * 1000);
+	}
+	after = sock_rmem(port_of(r));
+	TH_LOG("held %ld bytes, %ld after 3 s of duplicates and probes, %llu timed out",
+	       held, after,
+	       (unsigned long long)(snmp("DlcpInMsgsTimeout") - timeouts));
+	EXPECT_LT(timeouts, snmp("DlcpInMsgsTimeout"));
+	EXPECT_GT(held / 8, after);
+	close(r);
+}
+
+/*
+ * An application that sets SO_RCVBUF makes that its socket's limit, lower
+ * than net.dlcp.rmem too: a flood of fresh ids then holds no more.
+ */
+TEST(so_rcvbuf_lowers_the_limit)
+{
+	int r, val = 65536, got;
+	socklen_t len = sizeof(got);
+	uint64_t rcvmem;
+	long rmem;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	r = bound4("127.0.0.1");
+	ASSERT_LE(0, r);
+	ASSERT_EQ(0, setsockopt(r, SOL_SOCKET, SO_RCVBUF, &val, sizeof(val)));
+	ASSERT_EQ(0, getsockopt(r, SOL_SOCKET, SO_RCVBUF, &got, &len));
+	rcvmem = snmp("DlcpDropRcvMem");
+	ASSERT_EQ(0, flood(port_of(r), 400, 0));
+	rmem = sock_rmem(port_of(r));
+	TH_LOG("SO_RCVBUF %d: %ld bytes held after 400 fresh ids, %llu dropped",
+	       got, rmem,
+	       (unsigned long long)(snmp("DlcpDropRcvMem") - rcvmem));
+	EXPECT_LT(0, rmem);
+	EXPECT_GE(got, rmem);
+	EXPECT_LT(rcvmem, snmp("DlcpDropRcvMem"));
+	close(r);
+}
+
+/*
  * One host opens as many messages as it can at a socket: it gets
  * net.dlcp.max_in_msgs_peer of them, and another host's messages to the
  * same socket still start and arrive. Two addresses share a count when

@@ -3,6 +3,8 @@
  * DLCP on a shared node: hostile users. They check that:
  *  - critical retransmissions of an unprivileged sender do not go out in
  *    class 0, which only CAP_NET_ADMIN may use;
+ *  - the UDP port of UDP mode is the namespace's: a socket without
+ *    CAP_NET_ADMIN cannot open it;
  *  - a socket bound to a device receives only what arrives there, and
  *    DLCP_PATHS cannot lead out of it;
  *  - socket filters, IPsec policies and cgroup BPF bind, connect and
@@ -15,7 +17,9 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <linux/bpf.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <net/if.h>
 #include <sys/mount.h>
@@ -97,6 +101,70 @@ TEST(unprivileged_critical_retransmissions)
 	close_now(tx);
 	close(rx);
 	close(raw);
+}
+
+/* Raise or lower CAP_NET_ADMIN in the effective set; it stays permitted. */
+static int net_admin_effective(int on)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	uint32_t bit = 1u << (CAP_NET_ADMIN % 32);
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	if (on)
+		d[CAP_NET_ADMIN / 32].effective |= bit;
+	else
+		d[CAP_NET_ADMIN / 32].effective &= ~bit;
+	return syscall(SYS_capset, &h, d);
+}
+
+/* Whether UDP port @port of the namespace is taken (by DLCP's socket). */
+static int udp_port_taken(uint16_t port)
+{
+	struct sockaddr_in a = sin4("0.0.0.0", port);
+	int u = socket(AF_INET, SOCK_DGRAM, 0), taken;
+
+	if (u < 0)
+		return -1;
+	taken = bind(u, (struct sockaddr *)&a, sizeof(a)) && errno == EADDRINUSE;
+	close(u);
+	return taken;
+}
+
+/*
+ * The UDP port of UDP mode belongs to the namespace: a socket selecting
+ * DLCP_ENCAP_UDP without CAP_NET_ADMIN over it gets EPERM and opens
+ * nothing; once the administrator opened it (net.dlcp.encap), any socket
+ * may use it; a socket with the capability opens it itself.
+ */
+TEST(udp_port_belongs_to_the_namespace)
+{
+	int s, udp = DLCP_ENCAP_UDP;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	s = socket(AF_INET, SOCK_DLCP, 0);
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, net_admin_effective(0));
+	EXPECT_EQ(-1, setsockopt(s, SOL_DLCP, DLCP_ENCAP, &udp, sizeof(udp)));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(0, udp_port_taken(DLCP_UDP_PORT));
+
+	ASSERT_EQ(0, net_admin_effective(1));
+	ASSERT_EQ(0, dlcp_sysctl_write("encap", 1));
+	ASSERT_EQ(0, net_admin_effective(0));
+	EXPECT_EQ(0, setsockopt(s, SOL_DLCP, DLCP_ENCAP, &udp, sizeof(udp)));
+	ASSERT_EQ(0, net_admin_effective(1));
+	close(s);
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	s = socket(AF_INET, SOCK_DLCP, 0);
+	ASSERT_LE(0, s);
+	EXPECT_EQ(0, setsockopt(s, SOL_DLCP, DLCP_ENCAP, &udp, sizeof(udp)));
+	EXPECT_EQ(1, udp_port_taken(DLCP_UDP_PORT));
+	close(s);
 }
 
 /* ------------------------------------------------------------------ */

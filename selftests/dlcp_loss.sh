@@ -885,9 +885,11 @@ case_udp_malformed()
 	local before after
 
 	before=$(snmp ns_r DlcpDropShort)
-	# ten 3-byte datagrams to the DLCP port: dropped, counted as short
+	# ten 3-byte datagrams to the DLCP port, from a source port DLCP takes
+	# datagrams from (below 1024): dropped, counted as short
 	ip netns exec ns_s /usr/bin/python3 -c 'import socket, sys
 s = socket.socket(getattr(socket, sys.argv[2]), socket.SOCK_DGRAM)
+s.bind(("", 1000))
 for _ in range(10):
 	s.sendto(b"abc", (sys.argv[1], 9253))' "$R" "$PY_AF"
 	sleep 0.5

@@ -402,9 +402,10 @@ static void check_packet(const uint8_t *p, ssize_t n)
 	uint32_t pseudo, segs;
 	unsigned int type, hl;
 	int summed;
+	/* a PROBE is padded to the REPORT it asks for, with zeros */
 	static const unsigned int hdr_len[] = {
 		0, DLCP_DATA_HDR_LEN, DLCP_REPORT_HDR_LEN, DLCP_STOP_HDR_LEN,
-		DLCP_PROBE_HDR_LEN, DLCP_PROBE_HDR_LEN,
+		DLCP_PROBE_PAD_LEN, DLCP_PROBE_HDR_LEN,
 	};
 
 	if (n < (ssize_t)sizeof(*ip))
@@ -530,7 +531,12 @@ static void check_packet(const uint8_t *p, ssize_t n)
 		nr_gaps += ng;
 		break;
 	}
-	default:	/* STOP, PROBE, ABORT: no payload */
+	case DLCP_T_PROBE:
+		check(dl == hl, "PROBE: %zu bytes, want %u", dl, hl);
+		check(all_zero(d + DLCP_PROBE_HDR_LEN, hl - DLCP_PROBE_HDR_LEN),
+		      "PROBE padding not zero");
+		break;
+	default:	/* STOP, ABORT: no payload */
 		check(dl == hl, "type %u: %zu bytes, want %u", type, dl, hl);
 		break;
 	}

@@ -170,6 +170,9 @@ f.lost = ProtoField.uint32("dlcp.stop.lost", "Bytes Given Up", base.DEC)
 f.sent = ProtoField.uint32("dlcp.probe.sent", "Bytes Sent", base.DEC)
 
 f.ext = ProtoField.bytes("dlcp.extension", "Header Extension (unknown)")
+-- a PROBE is padded with zero header words to the length of the REPORT it
+-- asks for, since no packet is answered with a longer one
+f.pad = ProtoField.bytes("dlcp.probe.padding", "Padding")
 f.trailing = ProtoField.bytes("dlcp.trailing", "Unexpected Payload")
 
 local field_list = {}
@@ -612,6 +615,8 @@ function dlcp.dissector(tvb, pinfo, root)
 			"Header words too small or past the packet: %u bytes, the %s header is %u, the packet %u",
 			hlen, tname, min, wire_len))
 		hlen = min
+	elseif hlen > min and type == T_PROBE then
+		tree:add(f.pad, tvb(min, math.min(hlen, caplen) - min))
 	elseif hlen > min then
 		local x = tree:add(f.ext, tvb(min, math.min(hlen, caplen) - min))
 		x:add_proto_expert_info(e.ext)
