@@ -32,6 +32,7 @@
  * This file has the command line and the counters view; the listing of
  * -S and -P is in dlcpstat_sock.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -47,8 +48,12 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include "dlcp_cli.h"
 #include "dlcpstat.h"
 #include "dlcpstat_lib.h"
+
+/* the longest INTERVAL: a day */
+#define MAX_INTERVAL	(24 * 3600.0)
 
 enum {
 	OPT_NETLINK = 256,
@@ -98,7 +103,9 @@ static void usage(FILE *f)
 "  -V, --version      print the version\n"
 "\n"
 "Without -d or -r: the absolute values, no history. INTERVAL (seconds)\n"
-"prints the changes of every interval, COUNT times or until interrupted.\n"
+"prints the changes of every interval, COUNT times or until interrupted;\n"
+"they are the first arguments that start with a digit (INTERVAL > 0 and\n"
+"at most 86400, COUNT a whole number from 1).\n"
 "PATTERNs are shell patterns matched against counter names with or without\n"
 "their \"Dlcp\" prefix.\n"
 "History file: $DLCPSTAT_HISTORY, else $XDG_RUNTIME_DIR/dlcpstat.history,\n"
@@ -376,15 +383,11 @@ out:
 }
 
 
-static bool is_number(const char *s, double *v)
+/* INTERVAL and COUNT are the first arguments that start with a digit */
+static bool is_number(const char *s)
 {
-	char *end;
-
-	if (!*s)
-		return false;
-	errno = 0;
-	*v = strtod(s, &end);
-	return !*end && !errno && *v >= 0;
+	return isdigit((unsigned char)s[0]) ||
+	       (s[0] == '.' && isdigit((unsigned char)s[1]));
 }
 
 int main(int argc, char **argv)
@@ -415,7 +418,6 @@ int main(int argc, char **argv)
 	struct dlcpstat_table cur = { 0 }, old = { 0 };
 	char path[PATH_MAX];
 	int c, i, nr_num = 0, rc = 0;
-	double v;
 
 	while ((c = getopt_long(argc, argv, "zadrsnjpN:f:SP46hV", longopts,
 				NULL)) != -1) {
@@ -497,17 +499,14 @@ int main(int argc, char **argv)
 	if (!opt.patterns)
 		return 1;
 	for (i = optind; i < argc; i++) {
-		if (!opt.nr_patterns && nr_num < 2 && is_number(argv[i], &v)) {
-			if (nr_num++ == 0) {
-				if (v <= 0) {
-					fprintf(stderr, "%s: bad interval %s\n",
-						prog, argv[i]);
-					return 2;
-				}
-				opt.interval = v;
-			} else {
-				opt.count = (long)v;
-			}
+		if (!opt.nr_patterns && nr_num < 2 && is_number(argv[i])) {
+			if (nr_num++ == 0)
+				opt.interval = dlcp_cli_positive("INTERVAL",
+								 argv[i],
+								 MAX_INTERVAL);
+			else
+				opt.count = (long)dlcp_cli_uint("COUNT", argv[i],
+								1, INT32_MAX);
 			continue;
 		}
 		opt.patterns[opt.nr_patterns++] = argv[i];
