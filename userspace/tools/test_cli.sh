@@ -57,7 +57,7 @@ good()
 	local tool=$1 rc
 
 	shift
-	timeout 10 "$TOP/$tool" "$@" > /dev/null 2>&1
+	timeout 5 "$TOP/$tool" "$@" > /dev/null 2>&1
 	rc=$?
 	[ $rc != 2 ]
 	result $? "${tool##*/} $*: numbers accepted"
