@@ -83,8 +83,16 @@ DESTDIR ?=
 # PREFIX/lib/python3.X/dist-packages)
 PYTHON ?= python3
 PYTHON_SITE ?= $(shell $(PYTHON) $(TOP)/tools/python-site $(PREFIX) 2>/dev/null)
-# dlcp(7), dlcpstat(8), dlcp-cat(1), dlcp-perf(1), dlcp-qos(8), libdlcp(3)
-MANPAGES := $(wildcard docs/man/*.[1-9])
+# dlcp(7), dlcpstat(8), dlcp-cat(1), dlcp-perf(1), dlcp-qos(8), libdlcp(3);
+# dlcp-run(1) goes with dlcp-run (install-python)
+MANPAGES := $(filter-out docs/man/dlcp-run.1,$(wildcard docs/man/*.[1-9]))
+# Wireshark loads Lua plugins from its global folder ("Global Lua Plugins"
+# of tshark -G folders): /usr/lib/<multiarch>/wireshark/plugins on Debian,
+# where PREFIX=/usr puts dlcp.lua (and the dlcp-tools package). Wireshark
+# does not look under /usr/local: there, or for one user, set
+# WIRESHARK_LUADIR (~/.local/lib/wireshark/plugins for a user).
+MULTIARCH ?= $(shell $(CC) -print-multiarch 2>/dev/null)
+WIRESHARK_LUADIR ?= $(PREFIX)/lib/$(if $(MULTIARCH),$(MULTIARCH)/)wireshark/plugins
 
 # The goals that need the test packages (tools/install-deps). When one of them
 # is asked for, the build targets depend on deps too, so that the packages are
@@ -302,7 +310,7 @@ install-userspace: userspace
 	$(MAKE) -C userspace/lib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) \
 		INCDIR=$(INCDIR) UAPI_INCDIR=$(UAPI_INCDIR)
 	install -D -m 0644 tools/wireshark/dlcp.lua \
-		$(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
+		$(DESTDIR)$(WIRESHARK_LUADIR)/dlcp.lua
 
 # the dlcp package (what pip installs from userspace/python) and dlcp-run
 install-python:
@@ -315,10 +323,11 @@ install-python:
 	  echo 'import sys'; echo 'from dlcp.run import main'; echo 'sys.exit(main())'; \
 	} > $(DESTDIR)$(PREFIX)/bin/dlcp-run
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/dlcp-run
+	install -D -m 0644 docs/man/dlcp-run.1 $(DESTDIR)$(MANDIR)/man1/dlcp-run.1
 
 uninstall:
 	[ -z "$(PYTHON_SITE)" ] || rm -rf $(DESTDIR)$(PYTHON_SITE)/dlcp
-	rm -f $(DESTDIR)$(PREFIX)/bin/dlcp-run
+	rm -f $(DESTDIR)$(PREFIX)/bin/dlcp-run $(DESTDIR)$(MANDIR)/man1/dlcp-run.1
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dlcp.ko*
 	rm -f $(DESTDIR)$(UAPI_INCDIR)/linux/dlcp.h
 	for p in $(MANPAGES); do \
@@ -328,7 +337,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/dlcp-perf $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
 	$(MAKE) -C userspace/lib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) \
 		INCDIR=$(INCDIR)
-	rm -f $(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
+	rm -f $(DESTDIR)$(WIRESHARK_LUADIR)/dlcp.lua
 	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
 dkms-install:

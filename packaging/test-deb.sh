@@ -6,9 +6,13 @@
 # them without installing anything into the system: the packages are
 # extracted (dpkg-deb -x) into a temporary root, a program is compiled and
 # linked against libdlcp-dev and libdlcp0 from there, the tools and the
-# Python package run from there, dkms builds dlcp-dkms's module for the 6.1
-# and the 6.12 kernel installed (in a temporary DKMS tree), apt-get
-# --simulate resolves the packages' dependencies and lintian checks them.
+# Python package run from there, each file is checked to be in its package
+# (dlcp(7) in libdlcp-dev, the dissector in Wireshark's Lua plugin folder,
+# dlcp-run in dlcp-run, which depends on python3-torch), the kernels the
+# packages name checked against dkms.conf, dkms builds dlcp-dkms's module
+# for the 6.1 and the 6.12 kernel installed (in a temporary DKMS tree),
+# apt-get --simulate resolves the packages' dependencies and lintian checks
+# them.
 # The source tree stays as it is (the last test checks that).
 #
 # Usage: packaging/test-deb.sh [--build-only] [--out DIR] [--kver KVER] [--keep]
@@ -45,7 +49,7 @@ keep=0
 
 usage()
 {
-	sed -n '14,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '/^# Usage:/,/^#   --keep/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 	exit "${1:-0}"
 }
 
@@ -62,7 +66,7 @@ while [ $# -gt 0 ]; do
 done
 
 VERSION=$(cat "$TOP/VERSION")
-PKGS=(dlcp-dkms libdlcp0 libdlcp-dev dlcp-tools python3-dlcp)
+PKGS=(dlcp-dkms libdlcp0 libdlcp-dev dlcp-tools python3-dlcp dlcp-run)
 MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 
 n=0
@@ -160,11 +164,12 @@ state_before=$(tree_state)
 
 echo "TAP version 13"
 if [ "$build_only" = 1 ]; then
-	echo "1..1"
+	plan=1
 else
 	# one dkms build per kernel, one skip without any
-	echo "1..$((14 + (${#kvers[@]} > 0 ? ${#kvers[@]} : 1)))"
+	plan=$((18 + (${#kvers[@]} > 0 ? ${#kvers[@]} : 1)))
 fi
+echo "1..$plan"
 
 # ------------------------------------------------------------------ build
 
@@ -199,7 +204,7 @@ if [ "$build_only" = 1 ]; then
 fi
 
 if [ "$built" = 0 ]; then
-	while [ "$n" -lt 15 ]; do
+	while [ "$n" -lt "$plan" ]; do
 		skip "package test $((n + 1))" "no packages"
 	done
 	exit 1
@@ -368,14 +373,52 @@ result $? "libdlcp-dev: <linux/dlcp.h> as /usr/include/dlcp/linux/dlcp.h, libdlc
 		[ "$got" = "$name (DLCP) $VERSION" ] || echo "$t --version: '$got'"
 		"$root/$t" --help > /dev/null 2>&1 || echo "$t --help failed"
 	done
-	for m in man1/dlcp-cat.1 man1/dlcp-perf.1 man8/dlcpstat.8 man8/dlcp-qos.8 man7/dlcp.7; do
+	for m in man1/dlcp-cat.1 man1/dlcp-perf.1 man8/dlcpstat.8 man8/dlcp-qos.8; do
 		[ -f "$root/usr/share/man/$m.gz" ] || echo "no $m"
 	done
-	[ -f "$root/usr/share/dlcp/wireshark/dlcp.lua" ] || echo "no dlcp.lua"
 } > "$tmp/tools.log" 2>&1
 [ ! -s "$tmp/tools.log" ]
 result $? "dlcp-tools: dlcpstat, dlcp-cat, dlcp-perf, dlcp-qos run (--version $VERSION, --help), man pages" \
 	"$tmp/tools.log"
+
+# has PACKAGE PATH: the package has the file PATH (grep -x pattern);
+# PACKAGE.contents is its dpkg-deb --contents
+for p in "${PKGS[@]}"; do
+	dpkg-deb -c "$tmp/${p}_${VERSION}"_*.deb | awk '{ print $6 }' > "$tmp/$p.contents"
+done
+has() { grep -qx "\.$2" "$tmp/$1.contents"; }
+
+# dlcp(7), the socket API's page, with the development files
+{
+	has libdlcp-dev '/usr/share/man/man7/dlcp\.7\.gz' || echo "libdlcp-dev has no dlcp.7"
+	for p in "${PKGS[@]}"; do
+		[ "$p" = libdlcp-dev ] && continue
+		! grep -q 'man7/dlcp\.7' "$tmp/$p.contents" || echo "$p has dlcp.7 too"
+	done
+} > "$tmp/man7.log" 2>&1
+[ ! -s "$tmp/man7.log" ]
+result $? "libdlcp-dev has dlcp(7), with libdlcp.h and <linux/dlcp.h>; no other package has it" \
+	"$tmp/man7.log"
+
+# the dissector in the folder Wireshark loads Lua plugins from: the one
+# tshark names where it is installed, else Debian's
+{
+	luadir=/usr/lib/$MULTIARCH/wireshark/plugins
+	if command -v tshark > /dev/null; then
+		luadir=$(tshark -G folders 2> /dev/null |
+			sed -n 's/^Global Lua Plugins:[[:space:]]*//p')
+		echo "tshark: Global Lua Plugins: $luadir"
+	fi
+	has dlcp-tools "$luadir/dlcp\\.lua" || echo "dlcp-tools has no $luadir/dlcp.lua"
+	if command -v tshark > /dev/null; then
+		tshark -G protocols -X "lua_script:$root$luadir/dlcp.lua" 2> /dev/null |
+			awk -F '\t' '$3 == "dlcp" { f = 1 } END { exit !f }' ||
+			echo "tshark does not load it"
+	fi
+} > "$tmp/lua.log" 2>&1
+! grep -qv '^tshark: ' "$tmp/lua.log"
+result $? "dlcp-tools: the dissector in Wireshark's Lua plugin folder (tshark -G folders), and it loads" \
+	"$tmp/lua.log"
 
 # ------------------------------------------------------------------ python
 
@@ -389,15 +432,45 @@ assert dlcp._lib._name == "libdlcp.so.0", dlcp._lib._name
 assert dlcp._lib.dlcp_dtype_size(dlcp.DTYPE_FP32) == 4
 print(dlcp.__file__, dlcp._lib._name)
 ' "$root/" &&
-		head -n 1 "$root/usr/bin/dlcp-run" | grep -qx '#! */usr/bin/python3' &&
-		[ -f "$root/usr/share/man/man1/dlcp-run.1.gz" ] &&
 		dpkg-deb -f "$tmp/python3-dlcp_${VERSION}"_all.deb Depends | tee /dev/stderr |
 		grep -q 'libdlcp0 (>= '"$VERSION"').*python3-numpy'
 } > "$tmp/python.log" 2>&1
-result $? "python3-dlcp: imports dlcp, which loads libdlcp.so.0 of libdlcp0; dlcp-run; depends on libdlcp0, python3-numpy" \
+result $? "python3-dlcp: imports dlcp, which loads libdlcp.so.0 of libdlcp0; depends on libdlcp0, python3-numpy" \
 	"$tmp/python.log"
 
+# dlcp-run runs torchrun: its package depends on python3-torch
+{
+	deb=$tmp/dlcp-run_${VERSION}_all.deb
+	has dlcp-run /usr/bin/dlcp-run || echo "dlcp-run has no /usr/bin/dlcp-run"
+	has dlcp-run '/usr/share/man/man1/dlcp-run\.1\.gz' || echo "dlcp-run has no dlcp-run.1"
+	head -n 1 "$root/usr/bin/dlcp-run" | grep -qx '#! */usr/bin/python3' || echo "dlcp-run: not #!/usr/bin/python3"
+	deps=$(dpkg-deb -f "$deb" Depends)
+	echo "Depends: $deps"
+	grep -qE '(^|, )python3-torch(,|$| )' <<< "$deps" || echo "dlcp-run does not depend on python3-torch"
+	grep -qF "python3-dlcp (= $VERSION)" <<< "$deps" || echo "dlcp-run does not depend on python3-dlcp (= $VERSION)"
+	! grep -q 'dlcp-run' "$tmp/python3-dlcp.contents" || echo "python3-dlcp has dlcp-run too"
+} > "$tmp/run.log" 2>&1
+! grep -qv '^Depends: ' "$tmp/run.log"
+result $? "dlcp-run: /usr/bin/dlcp-run and dlcp-run(1), depends on python3-torch and python3-dlcp" \
+	"$tmp/run.log"
+
 # ------------------------------------------------------------------ dkms
+
+# the kernels the packages name are dkms.conf's: dlcp-dkms's description
+# (from packaging/dkms-kernels), and the changelog names them all or none
+# the N.N in a text (not 0.1.0), sorted, on one line
+series() { tr -c '0-9.' '\n' | sed 's/\.$//' | grep -xE '[0-9]+\.[0-9]+' | sort -uV | paste -sd ' '; }
+{
+	want=$("$TOP/packaging/dkms-kernels" "$TOP/dkms.conf" | series)
+	desc=$(dpkg-deb -f "$tmp/dlcp-dkms_${VERSION}_all.deb" Description | series)
+	chl=$(cd "$src" && dpkg-parsechangelog -S Changes | series)
+	echo "dkms.conf: $want"
+	[ -n "$want" ] && [ "$desc" = "$want" ] || echo "dlcp-dkms's description names $desc"
+	[ -z "$chl" ] || [ "$chl" = "$want" ] || echo "debian/changelog names $chl"
+} > "$tmp/kernels.log" 2>&1
+! grep -qv '^dkms.conf: ' "$tmp/kernels.log"
+result $? "dlcp-dkms's description and debian/changelog name the kernels of dkms.conf" \
+	"$tmp/kernels.log"
 
 dsrc=$root/usr/src/dlcp-$VERSION
 {

@@ -28,8 +28,11 @@
 #include <unistd.h>
 #include "linux/dlcp.h"
 
+#include "dlcp_cli.h"
+
 #define MAX_TENSORS	16
 #define MAX_WORKERS	64
+#define MAX_ITERS	1000000
 
 struct opts {
 	const char *ps;
@@ -313,6 +316,34 @@ static void usage(void)
 	usage_exit(stderr, 2);
 }
 
+/* --sizes B,...: fp32 tensors, 4 bytes to 1 GiB each, a multiple of 4 */
+static void parse_sizes(struct opts *o, const char *list)
+{
+	const char *p = list;
+
+	for (o->ntensors = 0; ; p++) {
+		size_t len = strcspn(p, ",");
+		char tok[32];
+
+		if (o->ntensors == MAX_TENSORS || len >= sizeof(tok)) {
+			fprintf(stderr, "dlcp-demo: --sizes: '%s' is not at most %d sizes\n",
+				list, MAX_TENSORS);
+			exit(2);
+		}
+		memcpy(tok, p, len);
+		tok[len] = '\0';
+		o->sizes[o->ntensors] = dlcp_cli_size("--sizes", tok, 4, 1 << 30);
+		if (o->sizes[o->ntensors++] % 4) {
+			fprintf(stderr, "dlcp-demo: --sizes: '%s' is not a multiple of 4 (fp32)\n",
+				tok);
+			exit(2);
+		}
+		p += len;
+		if (!*p)
+			break;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .port = 7000, .workers = 1, .iters = 10,
@@ -339,36 +370,30 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--ps"))
 			o.ps = v;
 		else if (!strcmp(a, "--port"))
-			o.port = atoi(v);
+			o.port = (int)dlcp_cli_uint(a, v, 1, 65535);
 		else if (!strcmp(a, "--workers"))
-			o.workers = atoi(v);
+			o.workers = (int)dlcp_cli_uint(a, v, 1, MAX_WORKERS);
 		else if (!strcmp(a, "--iters"))
-			o.iters = atoi(v);
+			o.iters = (int)dlcp_cli_uint(a, v, 1, MAX_ITERS);
 		else if (!strcmp(a, "--rank"))
-			o.rank = atoi(v);
+			o.rank = (int)dlcp_cli_uint(a, v, 1, MAX_WORKERS);
 		else if (!strcmp(a, "--push-budget"))
-			o.push_ppm = strtoul(v, NULL, 0);
+			o.push_ppm = (unsigned int)dlcp_cli_uint(a, v, 0,
+								 DLCP_PPM_MAX);
 		else if (!strcmp(a, "--pull-budget"))
-			o.pull_ppm = strtoul(v, NULL, 0);
-		else if (!strcmp(a, "--sizes")) {
-			char *dup = strdup(v), *tok, *save = NULL;
-
-			o.ntensors = 0;
-			for (tok = strtok_r(dup, ",", &save);
-			     tok && o.ntensors < MAX_TENSORS;
-			     tok = strtok_r(NULL, ",", &save))
-				o.sizes[o.ntensors++] = strtoul(tok, NULL, 0) & ~3UL;
-			free(dup);
-		} else {
+			o.pull_ppm = (unsigned int)dlcp_cli_uint(a, v, 0,
+								 DLCP_PPM_MAX);
+		else if (!strcmp(a, "--sizes"))
+			parse_sizes(&o, v);
+		else
 			usage();
-		}
 	}
-	if (o.iters < 1 || o.workers < 1 || o.workers > MAX_WORKERS ||
-	    o.ntensors < 1)
-		usage();
-	for (i = 0; i < o.ntensors; i++)
-		if (o.sizes[i] < 4)
-			usage();
+	if (!strcmp(argv[1], "worker") && (!o.rank || o.rank > o.workers)) {
+		fprintf(stderr,
+			"dlcp-demo: --rank: '%d' is not a whole number in 1..%d (--workers)\n",
+			o.rank, o.workers);
+		return 2;
+	}
 	if (!strcmp(argv[1], "ps"))
 		return run_ps(&o);
 	if (!strcmp(argv[1], "worker") && o.ps)

@@ -67,7 +67,11 @@
 
 #include <linux/dlcp.h>
 
+#include "dlcp_cli.h"
 #include "perf.h"
+
+/* the longest --duration and --timeout: a day */
+#define MAX_SECONDS	(24 * 3600.0)
 
 struct perf_opts opt = {
 	.proto = P_DLCP,
@@ -99,7 +103,7 @@ static void usage_exit(FILE *f, int status)
 "                 [--concurrency K] [--layer L] [--budget PPM] [--prio C]\n"
 "                 [--encap native|udp] [--senders N] [--id N] [--timeout S]\n"
 "                 [--no-ack] [--json] [--samples]\n"
-"sizes take k/m suffixes (KiB/MiB); default port %d; --timeout (default 60 s)\n"
+"sizes take k/m/g suffixes (KiB/MiB/GiB); default port %d; --timeout (default 60 s)\n"
 "bounds the wait for any ACK. Message completion time = receiver recvmsg()\n"
 "return - sender sendmsg() start, CLOCK_MONOTONIC (same machine).\n"
 "       %s -h|--help | -V|--version\n"
@@ -123,30 +127,6 @@ static void version(void)
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
-static uint64_t parse_size(const char *s)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *s == '-')
-		bad_opt("bad size '%s'", s);
-	switch (*end) {
-	case 'k': case 'K':
-		v <<= 10;
-		end++;
-		break;
-	case 'm': case 'M':
-		v <<= 20;
-		end++;
-		break;
-	}
-	if (*end || !v || v > MAX_MSG)
-		bad_opt("bad size '%s' (1 byte .. 1 GiB)", s);
-	return v;
-}
-
 static void parse_sizes(const char *list)
 {
 	char *dup = strdup(list), *tok, *save = NULL;
@@ -158,35 +138,12 @@ static void parse_sizes(const char *list)
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (opt.nsizes == MAX_SIZES)
 			bad_opt("at most %d sizes", MAX_SIZES);
-		opt.sizes[opt.nsizes++] = parse_size(tok);
+		opt.sizes[opt.nsizes++] = dlcp_cli_size("--sizes", tok, 1,
+							 MAX_MSG);
 	}
 	free(dup);
 	if (!opt.nsizes)
 		bad_opt("empty --sizes");
-}
-
-static double parse_double(const char *s, const char *what)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || v <= 0)
-		bad_opt("bad %s '%s'", what, s);
-	return v;
-}
-
-static long parse_long(const char *s, const char *what, long lo, long hi)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end || v < lo || v > hi)
-		bad_opt("bad %s '%s' (%ld..%ld)", what, s, lo, hi);
-	return v;
 }
 
 static void parse_opts(int argc, char **argv, bool client)
@@ -230,7 +187,7 @@ static void parse_opts(int argc, char **argv, bool client)
 		}
 		switch (c) {
 		case 'p':
-			opt.port = parse_long(optarg, "port", 1, 65535);
+			opt.port = (uint16_t)dlcp_cli_uint("--port", optarg, 1, 65535);
 			break;
 		case 'P':
 			if (!strcmp(optarg, "dlcp"))
@@ -244,33 +201,37 @@ static void parse_opts(int argc, char **argv, bool client)
 			break;
 		case 's':
 			opt.nsizes = 1;
-			opt.sizes[0] = parse_size(optarg);
+			opt.sizes[0] = dlcp_cli_size("--size", optarg, 1,
+						     MAX_MSG);
 			break;
 		case 'S':
 			parse_sizes(optarg);
 			break;
 		case 'n':
-			opt.count = parse_long(optarg, "count", 1, 100000000);
+			opt.count = dlcp_cli_uint("--count", optarg, 1, 100000000);
 			break;
 		case 't':
-			opt.duration = parse_double(optarg, "duration");
+			opt.duration = dlcp_cli_positive("--duration", optarg,
+							 MAX_SECONDS);
 			break;
 		case 'k':
-			opt.concurrency = parse_long(optarg, "concurrency", 1,
-						     1024);
+			opt.concurrency = (unsigned int)dlcp_cli_uint("--concurrency",
+							     optarg, 1, 1024);
 			break;
 		case 'l':
-			opt.layer = parse_long(optarg, "layer", 0, 65535);
+			opt.layer = (int)dlcp_cli_uint("--layer", optarg, 0,
+						       65535);
 			break;
 		case 'b':
-			opt.budget = parse_long(optarg, "budget", 0,
-						DLCP_PPM_MAX);
+			opt.budget = (long)dlcp_cli_uint("--budget", optarg, 0,
+							 DLCP_PPM_MAX);
 			break;
 		case 'c':
-			opt.prio = parse_long(optarg, "prio", 0, 7);
+			opt.prio = (int)dlcp_cli_uint("--prio", optarg, 0, 7);
 			break;
 		case 'i':
-			opt.id = parse_long(optarg, "id", 0, 0x7fffffff);
+			opt.id = (uint32_t)dlcp_cli_uint("--id", optarg, 0,
+							 0x7fffffff);
 			break;
 		case 'e':
 			if (!strcmp(optarg, "native"))
@@ -282,10 +243,12 @@ static void parse_opts(int argc, char **argv, bool client)
 					optarg);
 			break;
 		case 'N':
-			opt.senders = parse_long(optarg, "senders", 1, 256);
+			opt.senders = (unsigned int)dlcp_cli_uint("--senders",
+								  optarg, 1, 256);
 			break;
 		case 'T':
-			opt.timeout = parse_double(optarg, "timeout");
+			opt.timeout = dlcp_cli_positive("--timeout", optarg,
+							MAX_SECONDS);
 			break;
 		case 'j':
 			opt.json = true;
@@ -300,7 +263,8 @@ static void parse_opts(int argc, char **argv, bool client)
 			opt.no_ack = true;
 			break;
 		case 'r':
-			opt.threads = parse_long(optarg, "threads", 1, 256);
+			opt.threads = (unsigned int)dlcp_cli_uint("--threads",
+								  optarg, 1, 256);
 			break;
 		case 'h':
 			usage_exit(stdout, 0);

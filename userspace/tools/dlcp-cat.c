@@ -35,7 +35,13 @@
 
 #include <linux/dlcp.h>
 
+#include "dlcp_cli.h"
+
 #define MAX_CRIT	64
+/* the longest -t: a week */
+#define MAX_TIMEOUT	(7 * 24 * 3600.0)
+/* the largest message the module takes (net.dlcp.max_msg_size's limit) */
+#define MAX_SIZE	(1ULL << 30)
 
 #ifndef DLCP_RELEASE
 #define DLCP_RELEASE	"unknown"
@@ -59,7 +65,7 @@ static struct {
 	const char	*out;
 	long long	size;		/* -s, -1: stdin */
 	long		budget;		/* -B, -1: socket default */
-	long		deadline;	/* -D, 0: none */
+	uint32_t	deadline;	/* -D, 0: none */
 	uint32_t	tensor, iteration;
 	long		layer;		/* -L, -1: socket default */
 	unsigned int	dtype;
@@ -86,7 +92,7 @@ static void usage(FILE *f)
 "  -c COUNT    messages to send or receive (receive: 0 = until timeout)\n"
 "  -t SEC      give up after SEC seconds without progress (default 10)\n"
 "  -o FILE     receive: append payloads to FILE (- = stdout)\n"
-"  -s SIZE     send SIZE bytes of a test pattern (suffix k, m); else stdin\n"
+"  -s SIZE     send SIZE bytes of a test pattern (suffix k, m, g); else stdin\n"
 "  -B PPM      loss budget, parts per million\n"
 "  -D MS       deadline in milliseconds\n"
 "  -T, -I, -L  tensor id, iteration, layer of the messages\n"
@@ -98,32 +104,6 @@ static void usage(FILE *f)
 "  -h, --help  this help\n"
 "  -V, --version  print the version\n"
 "See dlcp-cat(1).\n", prog, prog);
-}
-
-static long long parse_size(const char *s)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 0);
-	if (errno || v < 0 || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K':
-		v <<= 10;
-		end++;
-		break;
-	case 'm': case 'M':
-		v <<= 20;
-		end++;
-		break;
-	case 'g': case 'G':
-		v <<= 30;
-		end++;
-		break;
-	}
-	return *end ? -1 : v;
 }
 
 static int resolve(const char *host, unsigned int port, struct sockaddr_in *sin)
@@ -382,7 +362,7 @@ static long wait_completions(int fd, long want)
 	return failed;
 }
 
-static int do_send(const char *host, const char *port_s)
+static int do_send(const char *host, unsigned int port)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(struct dlcp_send_info)) +
@@ -393,15 +373,10 @@ static int do_send(const char *host, const char *port_s)
 	struct dlcp_send_info si;
 	size_t len, i;
 	char *buf;
-	long n, port, failed = 0;
+	long n, failed = 0;
 	int fd, one = 1;
 
-	port = strtol(port_s, NULL, 10);
-	if (port <= 0 || port > 65535) {
-		fprintf(stderr, "%s: bad port %s\n", prog, port_s);
-		return 2;
-	}
-	if (resolve(host, (unsigned int)port, &dst))
+	if (resolve(host, port, &dst))
 		return 1;
 	if (opt.size >= 0) {
 		len = (size_t)opt.size;
@@ -446,7 +421,7 @@ static int do_send(const char *host, const char *port_s)
 		si.flags |= DLCP_MSG_HAS_BUDGET;
 	}
 	if (opt.deadline > 0) {
-		si.deadline_ms = (uint32_t)opt.deadline;
+		si.deadline_ms = opt.deadline;
 		si.flags |= DLCP_MSG_HAS_DEADLINE;
 	}
 	if (opt.critical)
@@ -498,20 +473,21 @@ static int do_send(const char *host, const char *port_s)
 
 static int parse_crit(const char *s)
 {
-	unsigned long off, l;
-	char *end;
+	unsigned long long off, l;
+	const char *colon = strchr(s, ':');
+	char off_s[32];
 
 	if (!strcmp(s, "all")) {
 		opt.critical = true;
 		return 0;
 	}
-	if (opt.nr_crit == MAX_CRIT)
+	if (!colon ||
+	    (size_t)(colon - s) >= sizeof(off_s))
 		return -1;
-	off = strtoul(s, &end, 0);
-	if (*end != ':')
-		return -1;
-	l = strtoul(end + 1, &end, 0);
-	if (*end || !l || off > UINT32_MAX || l > UINT32_MAX)
+	memcpy(off_s, s, (size_t)(colon - s));
+	off_s[colon - s] = '\0';
+	if (dlcp_parse_uint(off_s, 0, UINT32_MAX, &off) ||
+	    dlcp_parse_uint(colon + 1, 1, UINT32_MAX, &l))
 		return -1;
 	opt.crit[opt.nr_crit].offset = (uint32_t)off;
 	opt.crit[opt.nr_crit].len = (uint32_t)l;
@@ -539,41 +515,47 @@ int main(int argc, char **argv)
 			opt.bind_addr = optarg;
 			break;
 		case 'p':
-			opt.port = (unsigned int)strtoul(optarg, NULL, 10);
+			opt.port = (unsigned int)dlcp_cli_uint("-p", optarg, 1,
+							       65535);
 			break;
 		case 'P':
-			opt.sport = (unsigned int)strtoul(optarg, NULL, 10);
+			opt.sport = (unsigned int)dlcp_cli_uint("-P", optarg, 1,
+								65535);
 			break;
 		case 'c':
-			opt.count = strtol(optarg, NULL, 10);
+			opt.count = (long)dlcp_cli_uint("-c", optarg, 0,
+							INT32_MAX);
 			break;
 		case 't':
-			opt.timeout = strtod(optarg, NULL);
+			opt.timeout = dlcp_cli_positive("-t", optarg,
+							MAX_TIMEOUT);
 			break;
 		case 'o':
 			opt.out = optarg;
 			break;
 		case 's':
-			opt.size = parse_size(optarg);
-			if (opt.size < 0) {
-				fprintf(stderr, "%s: bad size %s\n", prog, optarg);
-				return 2;
-			}
+			opt.size = (long long)dlcp_cli_size("-s", optarg, 0,
+							    MAX_SIZE);
 			break;
 		case 'B':
-			opt.budget = strtol(optarg, NULL, 10);
+			opt.budget = (long)dlcp_cli_uint("-B", optarg, 0,
+							 DLCP_PPM_MAX);
 			break;
 		case 'D':
-			opt.deadline = strtol(optarg, NULL, 10);
+			opt.deadline = (uint32_t)dlcp_cli_uint("-D", optarg, 0,
+							       UINT32_MAX);
 			break;
 		case 'T':
-			opt.tensor = (uint32_t)strtoul(optarg, NULL, 0);
+			opt.tensor = (uint32_t)dlcp_cli_uint("-T", optarg, 0,
+							     UINT32_MAX);
 			break;
 		case 'I':
-			opt.iteration = (uint32_t)strtoul(optarg, NULL, 0);
+			opt.iteration = (uint32_t)dlcp_cli_uint("-I", optarg, 0,
+								UINT32_MAX);
 			break;
 		case 'L':
-			opt.layer = strtol(optarg, NULL, 10);
+			opt.layer = (long)dlcp_cli_uint("-L", optarg, 0,
+							UINT16_MAX);
 			break;
 		case 'y':
 			for (i = 0; i < __DLCP_DTYPE_MAX; i++)
@@ -587,9 +569,15 @@ int main(int argc, char **argv)
 			opt.dtype = i;
 			break;
 		case 'C':
+			if (opt.nr_crit == MAX_CRIT) {
+				fprintf(stderr, "%s: -C: at most %d ranges\n",
+					prog, MAX_CRIT);
+				return 2;
+			}
 			if (parse_crit(optarg)) {
-				fprintf(stderr, "%s: bad critical range %s\n",
-					prog, optarg);
+				fprintf(stderr,
+					"%s: -C: '%s' is not OFF:LEN (offset 0..%u, length 1..%u) or all\n",
+					prog, optarg, UINT32_MAX, UINT32_MAX);
 				return 2;
 			}
 			break;
@@ -610,8 +598,6 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (opt.timeout <= 0)
-		opt.timeout = 10;
 	if (opt.listen) {
 		if (!opt.port || opt.port > 65535 || optind != argc) {
 			usage(stderr);
@@ -619,9 +605,17 @@ int main(int argc, char **argv)
 		}
 		return do_recv();
 	}
-	if (argc - optind != 2 || opt.count < 1) {
+	if (opt.count < 1) {
+		fprintf(stderr,
+			"%s: -c: '%ld' is not a whole number in 1..%d (a sender sends a message at least)\n",
+			prog, opt.count, INT32_MAX);
+		return 2;
+	}
+	if (argc - optind != 2) {
 		usage(stderr);
 		return 2;
 	}
-	return do_send(argv[optind], argv[optind + 1]);
+	return do_send(argv[optind],
+		       (unsigned int)dlcp_cli_uint("PORT", argv[optind + 1], 1,
+						   65535));
 }

@@ -10,6 +10,8 @@
  *   dlcpstat -r              reset the history: absolute values, remembered
  *   dlcpstat 1 [COUNT]       every second, what changed during that second
  *   dlcpstat -j [-p] ...     JSON instead of text (-p: indented)
+ *   dlcpstat --prometheus    every counter in the Prometheus text format
+ *                            (dlcpstat_prom.c)
  *   dlcpstat -N NETNS ...    counters of the named network namespace
  *   dlcpstat ... PATTERN...  only counters matching a shell pattern (with or
  *                            without the "Dlcp" prefix), e.g. 'Drop*'
@@ -32,6 +34,7 @@
  * This file has the command line and the counters view; the listing of
  * -S and -P is in dlcpstat_sock.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -47,12 +50,18 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include "dlcp_cli.h"
 #include "dlcpstat.h"
 #include "dlcpstat_lib.h"
+#include "dlcpstat_prom.h"
+
+/* the longest INTERVAL: a day */
+#define MAX_INTERVAL	(24 * 3600.0)
 
 enum {
 	OPT_NETLINK = 256,
 	OPT_PROC,
+	OPT_PROMETHEUS,
 };
 
 #ifndef DLCP_RELEASE
@@ -80,6 +89,8 @@ static void usage(FILE *f)
 "  -n, --nooutput     with -d or -r: show nothing, only update the history\n"
 "  -j, --json         JSON output\n"
 "  -p, --pretty       with -j: indented JSON, one counter (socket) a line\n"
+"      --prometheus   every counter (zeros too) in the Prometheus text\n"
+"                     format, with a netns label under -N\n"
 "  -N, --netns NAME   counters (sockets) of network namespace NAME\n"
 "                     (/run/netns/NAME)\n"
 "  -f, --file FILE    read counters from FILE instead of " DLCP_SNMP "\n"
@@ -98,7 +109,9 @@ static void usage(FILE *f)
 "  -V, --version      print the version\n"
 "\n"
 "Without -d or -r: the absolute values, no history. INTERVAL (seconds)\n"
-"prints the changes of every interval, COUNT times or until interrupted.\n"
+"prints the changes of every interval, COUNT times or until interrupted;\n"
+"they are the first arguments that start with a digit (INTERVAL > 0 and\n"
+"at most 86400, COUNT a whole number from 1).\n"
 "PATTERNs are shell patterns matched against counter names with or without\n"
 "their \"Dlcp\" prefix.\n"
 "History file: $DLCPSTAT_HISTORY, else $XDG_RUNTIME_DIR/dlcpstat.history,\n"
@@ -264,6 +277,29 @@ static void print_json_string(const char *s)
 	putchar('"');
 }
 
+/* --prometheus: the selected counters, zeros too */
+static void print_prometheus(const struct dlcpstat_table *t)
+{
+	struct dlcpstat_table sel = { 0 };
+	const char *netns = NULL;
+
+	if (opt.netns) {
+		netns = strrchr(opt.netns, '/');
+		netns = netns ? netns + 1 : opt.netns;
+	}
+	sel.e = malloc((t->nr ? t->nr : 1) * sizeof(*sel.e));
+	if (!sel.e) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return;
+	}
+	opt.zeros = true;
+	for (size_t i = 0; i < t->nr; i++)
+		if (selected(&t->e[i]))
+			sel.e[sel.nr++] = t->e[i];
+	dlcpstat_prom_print(stdout, &sel, netns);
+	dlcpstat_free(&sel);
+}
+
 /* Print @t; @interval > 0 marks an interval report (with a time stamp). */
 static void print_table(const struct dlcpstat_table *t, double interval)
 {
@@ -272,6 +308,10 @@ static void print_table(const struct dlcpstat_table *t, double interval)
 
 	if (opt.no_output)
 		return;
+	if (opt.prometheus) {
+		print_prometheus(t);
+		return;
+	}
 	if (opt.json) {
 		/* -p: newlines, 2 spaces of indent a level, space after ':' */
 		const char *nl = opt.pretty ? "\n" : "";
@@ -376,15 +416,11 @@ out:
 }
 
 
-static bool is_number(const char *s, double *v)
+/* INTERVAL and COUNT are the first arguments that start with a digit */
+static bool is_number(const char *s)
 {
-	char *end;
-
-	if (!*s)
-		return false;
-	errno = 0;
-	*v = strtod(s, &end);
-	return !*end && !errno && *v >= 0;
+	return isdigit((unsigned char)s[0]) ||
+	       (s[0] == '.' && isdigit((unsigned char)s[1]));
 }
 
 int main(int argc, char **argv)
@@ -408,6 +444,7 @@ int main(int argc, char **argv)
 		{ "ipv6",	no_argument,		NULL, '6' },
 		{ "netlink",	no_argument,		NULL, OPT_NETLINK },
 		{ "proc",	no_argument,		NULL, OPT_PROC },
+		{ "prometheus",	no_argument,		NULL, OPT_PROMETHEUS },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -415,7 +452,6 @@ int main(int argc, char **argv)
 	struct dlcpstat_table cur = { 0 }, old = { 0 };
 	char path[PATH_MAX];
 	int c, i, nr_num = 0, rc = 0;
-	double v;
 
 	while ((c = getopt_long(argc, argv, "zadrsnjpN:f:SP46hV", longopts,
 				NULL)) != -1) {
@@ -468,6 +504,9 @@ int main(int argc, char **argv)
 		case OPT_PROC:
 			opt.source = SOURCE_PROC;
 			break;
+		case OPT_PROMETHEUS:
+			opt.prometheus = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -497,20 +536,26 @@ int main(int argc, char **argv)
 	if (!opt.patterns)
 		return 1;
 	for (i = optind; i < argc; i++) {
-		if (!opt.nr_patterns && nr_num < 2 && is_number(argv[i], &v)) {
-			if (nr_num++ == 0) {
-				if (v <= 0) {
-					fprintf(stderr, "%s: bad interval %s\n",
-						prog, argv[i]);
-					return 2;
-				}
-				opt.interval = v;
-			} else {
-				opt.count = (long)v;
-			}
+		if (!opt.nr_patterns && nr_num < 2 && is_number(argv[i])) {
+			if (nr_num++ == 0)
+				opt.interval = dlcp_cli_positive("INTERVAL",
+								 argv[i],
+								 MAX_INTERVAL);
+			else
+				opt.count = (long)dlcp_cli_uint("COUNT", argv[i],
+								1, INT32_MAX);
 			continue;
 		}
 		opt.patterns[opt.nr_patterns++] = argv[i];
+	}
+	if (opt.prometheus &&
+	    (opt.json || opt.delta || opt.reset || opt.absolute ||
+	     opt.no_update || opt.no_output || opt.interval > 0 ||
+	     opt.sockets || opt.peers)) {
+		fprintf(stderr,
+			"%s: --prometheus prints the absolute values once: no -j, -d, -r, -a, -s, -n, -S, -P or INTERVAL\n",
+			prog);
+		return 2;
 	}
 	if (opt.netns && enter_netns(opt.netns))
 		return 1;

@@ -32,6 +32,7 @@ struct dlcpstat_opts {
 	bool	no_output;	/* -n */
 	bool	json;		/* -j */
 	bool	pretty;		/* -p */
+	bool	prometheus;	/* --prometheus */
 	const char *netns;	/* -N */
 	const char *input;	/* -f */
 	bool	sockets;	/* -S */

@@ -17,15 +17,17 @@
 #include <linux/netlink.h>
 
 #include "dlcpstat_lib.h"
+#include "dlcpstat_prom.h"
 
 static int nr, failed;
 
-static void ok(int cond, const char *name)
+static int ok(int cond, const char *name)
 {
 	nr++;
 	if (!cond)
 		failed++;
 	printf("%sok %d - dlcpstat: %s\n", cond ? "" : "not ", nr, name);
+	return cond;
 }
 
 static int parse(const char *s, struct dlcpstat_table *t, unsigned int *bad)
@@ -111,6 +113,60 @@ static size_t diag_msg(uint8_t *buf, unsigned int nr_peers, size_t peer_len)
 	return off + NLA_ALIGN(a.nla_len);
 }
 
+/* @name's metric is @metric, with @label="@index" where @label is not "" */
+static int prom_name_is(const char *name, const char *metric,
+			const char *label, const char *index)
+{
+	char m[DLCPSTAT_METRIC_MAX], l[DLCPSTAT_METRIC_MAX];
+	char i[DLCPSTAT_METRIC_MAX];
+
+	dlcpstat_prom_name(name, m, l, i);
+	if (!strcmp(m, metric) && !strcmp(l, label) && !strcmp(i, index))
+		return 1;
+	printf("# %s: '%s' '%s' '%s'\n", name, m, l, i);
+	return 0;
+}
+
+/* the Prometheus names and the exposition of dlcpstat_prom.c */
+static void test_prometheus(void)
+{
+	struct dlcpstat_table t;
+	unsigned int bad;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ok(prom_name_is("DlcpInBytesLost", "dlcp_in_bytes_lost_total", "", "") &&
+	   prom_name_is("DlcpUdpGsoOutPkts", "dlcp_udp_gso_out_pkts_total", "", "") &&
+	   prom_name_is("DlcpInCsumErrors", "dlcp_in_csum_errors_total", "", "") &&
+	   prom_name_is("DlcpICMPErrors", "dlcp_icmp_errors_total", "", "") &&
+	   prom_name_is("Other-Name", "dlcp_other_name_total", "", ""),
+	   "prometheus: CamelCase names in snake case, dlcp_ ... _total");
+	ok(prom_name_is("DlcpOutClass0", "dlcp_out_class_total", "class", "0") &&
+	   prom_name_is("DlcpOutClass7", "dlcp_out_class_total", "class", "7") &&
+	   prom_name_is("Dlcp42", "dlcp_42_total", "", ""),
+	   "prometheus: a numbered series is one metric with a label");
+	memset(&t, 0, sizeof(t));
+	f = open_memstream(&buf, &len);
+	if (!f || dlcpstat_parse_str("DlcpOutClass0 1\nDlcpInPkts 2\n"
+				     "DlcpOutClass1 3\n", &t, &bad))
+		return;
+	dlcpstat_prom_print(f, &t, "a\"b\\c");
+	fclose(f);
+	if (!ok(!strcmp(buf,
+		   "# HELP dlcp_out_class_total DLCP counter DlcpOutClass<class> (see dlcp(7))\n"
+		   "# TYPE dlcp_out_class_total counter\n"
+		   "dlcp_out_class_total{netns=\"a\\\"b\\\\c\",class=\"0\"} 1\n"
+		   "dlcp_out_class_total{netns=\"a\\\"b\\\\c\",class=\"1\"} 3\n"
+		   "# HELP dlcp_in_pkts_total DLCP counter DlcpInPkts (see dlcp(7))\n"
+		   "# TYPE dlcp_in_pkts_total counter\n"
+		   "dlcp_in_pkts_total{netns=\"a\\\"b\\\\c\"} 2\n"),
+		"prometheus: HELP, TYPE, the samples of a metric together, labels escaped"))
+		printf("# got:\n%s", buf);
+	free(buf);
+	dlcpstat_free(&t);
+}
+
 int main(void)
 {
 	static const char snmp[] =
@@ -126,7 +182,8 @@ int main(void)
 	FILE *f;
 	int found;
 
-	printf("TAP version 13\n1..31\n");
+	printf("TAP version 13\n1..34\n");
+	test_prometheus();
 
 	ok(!parse(snmp, &t, &bad) && t.nr == 4, "parses the snmp format");
 	ok(dlcpstat_get(&t, "DlcpInPkts", &found) == 12345 && found,
