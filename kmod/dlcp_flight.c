@@ -27,7 +27,7 @@ struct dlcp_flight *dlcp_flight_alloc(struct sock *sk, u32 *cap)
 	if (READ_ONCE(dlcp_sk(sk)->flight))
 		return NULL;
 	*cap = READ_ONCE(dlcp_pernet(sock_net(sk))->max_cwnd);
-	return kvcalloc(*cap, sizeof(struct dlcp_flight), GFP_KERNEL);
+	return kvcalloc(*cap, sizeof(struct dlcp_flight), GFP_KERNEL_ACCOUNT);
 }
 
 /* Install @flight of @cap entries unless the socket has a ring: then free it */

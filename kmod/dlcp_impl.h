@@ -247,6 +247,16 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
 #define DLCP_ID_EPOCH_S		64
 #define DLCP_ID_EPOCH_BITS	24
 
+/*
+ * What an outgoing message of @len bytes counts in dlcp_sock.snd_mem: the
+ * pages it holds, so that many small messages count as what they cost
+ * against SO_SNDBUF and the socket's share of net.dlcp.mem.
+ */
+static inline u64 dlcp_snd_cost(u32 len)
+{
+	return round_up((u64)len, PAGE_SIZE);
+}
+
 /* Hard limits, independent of sysctls. */
 #define DLCP_MAX_MSG_HARD	BIT(30)		/* largest max_msg_size */
 #define DLCP_CWND_HARD		4096		/* largest max_cwnd */
@@ -416,7 +426,8 @@ struct dlcp_ctl_route {
  *			released after @lock (dlcp_out_reap())
  * @next_msg_id:	counter of the message ids (dlcp_next_msg_id())
  * @id_key:		secret that offsets the ids per destination
- * @snd_mem:		bytes of outgoing messages held
+ * @snd_mem:		bytes of outgoing messages held, in whole pages
+ *			(dlcp_snd_cost())
  * @flight:		ring of unresolved transmitted segments
  * @flight_head:	index of the oldest entry of @flight
  * @flight_len:		slots in use in @flight, resolved ones included

@@ -153,7 +153,8 @@ void dlcp_mem_uncharge(struct sock *sk, u32 bytes)
 
 /*
  * Count the @bytes of an outgoing message of @sk, already reserved in
- * dlcp_sock.snd_mem, in the protocol's pages; false, counting nothing, if
+ * dlcp_sock.snd_mem (as its pages: dlcp_snd_cost()), in the protocol's
+ * pages; false, counting nothing, if
  * that would pass the hard limit of net.dlcp.mem, or if the protocol is
  * under pressure (above the second value) and @sk holds more than its
  * share of the hard limit (send and receive memory; the limit divided by
@@ -181,7 +182,7 @@ bool dlcp_mem_charge_snd(struct sock *sk, u32 bytes)
 		 * summed: its quick read lags by up to a batch of 32 a CPU,
 		 * and would find a few sockets to be none.
 		 */
-		if (held > bytes &&
+		if (held > dlcp_snd_cost(bytes) &&
 		    DIV_ROUND_UP(held + atomic_read(&sk->sk_rmem_alloc),
 				 PAGE_SIZE) *
 		    (percpu_counter_sum_positive(&dlcp_sockets_allocated) + 1) >

@@ -144,7 +144,7 @@ struct dlcp_out_msg *dlcp_out_msg_alloc(struct sock *sk, size_t len,
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 	struct dlcp_out_msg *m;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 	if (!m)
 		return NULL;
 	INIT_LIST_HEAD(&m->node);
@@ -174,7 +174,7 @@ static int dlcp_out_mark_crit(struct dlcp_out_msg *m,
 	}
 	if (!args->nr_crit)
 		return 0;
-	m->crit = bitmap_zalloc(m->nsegs, GFP_KERNEL);
+	m->crit = bitmap_zalloc(m->nsegs, GFP_KERNEL_ACCOUNT);
 	if (!m->crit)
 		return -ENOMEM;
 	for (i = 0; i < args->nr_crit; i++) {
@@ -203,7 +203,7 @@ static int dlcp_out_cut(struct dlcp_out_msg *m,
 
 	m->seg_size = rounddown(m->seg_size, dlcp_wire_dtype_size(m->meta.dtype));
 	m->nsegs = DIV_ROUND_UP(m->len, m->seg_size);
-	m->seg = kvcalloc(m->nsegs, sizeof(*m->seg), GFP_KERNEL);
+	m->seg = kvcalloc(m->nsegs, sizeof(*m->seg), GFP_KERNEL_ACCOUNT);
 	if (!m->seg)
 		return -ENOMEM;
 	err = dlcp_out_mark_crit(m, args);
@@ -695,7 +695,7 @@ void dlcp_out_free_msg(struct sock *sk, struct dlcp_out_msg *m)
 	dlcp_flight_tidy(dsk);
 	list_del(&m->node);
 	dsk->nr_out_msgs--;
-	dsk->snd_mem -= m->len;
+	dsk->snd_mem -= dlcp_snd_cost(m->len);
 	dlcp_mem_uncharge_snd(sk, m->len);
 	dlcp_peer_put(m->peer);
 	m->peer = NULL;

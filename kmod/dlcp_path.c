@@ -146,7 +146,7 @@ int dlcp_path_attach(struct sock *sk, struct dlcp_out_msg *m)
 	spin_unlock_bh(&dsk->lock);
 	if (!n)
 		return 0;
-	m->paths = kcalloc(n, sizeof(*m->paths), GFP_KERNEL);
+	m->paths = kcalloc(n, sizeof(*m->paths), GFP_KERNEL_ACCOUNT);
 	if (!m->paths)
 		return -ENOMEM;
 	m->nr_paths = n;

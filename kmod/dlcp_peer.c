@@ -34,7 +34,7 @@ static struct hlist_head *dlcp_peer_bucket(struct dlcp_sock *dsk,
 /* A peer for dlcp_peer_get(), allocated before the socket lock is taken. */
 struct dlcp_peer *dlcp_peer_alloc(void)
 {
-	struct dlcp_peer *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	struct dlcp_peer *p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
 
 	if (p)
 		p->reo_mult = 1;

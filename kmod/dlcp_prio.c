@@ -83,7 +83,7 @@ int dlcp_mark_droppable(struct dlcp_out_msg *m, u32 ppm)
 		return 0;
 	mag = kvcalloc(m->nsegs, sizeof(*mag), GFP_KERNEL);
 	sorted = kvmalloc_array(m->nsegs, sizeof(*sorted), GFP_KERNEL);
-	m->droppable = bitmap_zalloc(m->nsegs, GFP_KERNEL);
+	m->droppable = bitmap_zalloc(m->nsegs, GFP_KERNEL_ACCOUNT);
 	if (!mag || !sorted || !m->droppable) {
 		kvfree(mag);
 		kvfree(sorted);
@@ -123,7 +123,7 @@ int dlcp_set_seg_classes(struct dlcp_out_msg *m, const u8 *cls, u32 n)
 	for (seg = 0; seg < n; seg++)
 		if (cls[seg] > DLCP_SEG_DROPPABLE)
 			return -EINVAL;
-	m->droppable = bitmap_zalloc(m->nsegs, GFP_KERNEL);
+	m->droppable = bitmap_zalloc(m->nsegs, GFP_KERNEL_ACCOUNT);
 	if (!m->droppable)
 		return -ENOMEM;
 	for (seg = 0; seg < n; seg++)

@@ -295,7 +295,7 @@ static bool dlcp_snd_room(struct sock *sk, u32 len)
 {
 	u64 used = READ_ONCE(dlcp_sk(sk)->snd_mem);
 
-	return !used || used + len <= dlcp_sndbuf_limit(sk);
+	return !used || used + dlcp_snd_cost(len) <= dlcp_sndbuf_limit(sk);
 }
 
 /*
@@ -313,7 +313,7 @@ static int dlcp_reserve_snd(struct sock *sk, u32 len, bool nonblock)
 	for (;;) {
 		spin_lock_bh(&dsk->lock);
 		if (dlcp_snd_room(sk, len)) {
-			dsk->snd_mem += len;
+			dsk->snd_mem += dlcp_snd_cost(len);
 			spin_unlock_bh(&dsk->lock);
 			break;
 		}
@@ -335,7 +335,7 @@ static int dlcp_reserve_snd(struct sock *sk, u32 len, bool nonblock)
 	remove_wait_queue(sk_sleep(sk), &wait);
 	if (!err && !dlcp_mem_charge_snd(sk, len)) {
 		spin_lock_bh(&dsk->lock);
-		dsk->snd_mem -= len;
+		dsk->snd_mem -= dlcp_snd_cost(len);
 		spin_unlock_bh(&dsk->lock);
 		err = -ENOBUFS;
 	}
@@ -347,7 +347,7 @@ static void dlcp_unreserve_snd(struct sock *sk, u32 len)
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 
 	spin_lock_bh(&dsk->lock);
-	dsk->snd_mem -= len;
+	dsk->snd_mem -= dlcp_snd_cost(len);
 	spin_unlock_bh(&dsk->lock);
 	dlcp_mem_uncharge_snd(sk, len);
 	dlcp_write_space(sk);

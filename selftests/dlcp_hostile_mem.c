@@ -480,6 +480,51 @@ TEST(send_memory_share_under_pressure)
 	close_now(other);
 }
 
+/*
+ * The share counts what messages hold, a page at least, not their bytes:
+ * a socket sending 1-byte messages under pressure is refused at its share
+ * of net.dlcp.mem's pages, not at the hard limit, and another socket can
+ * still send.
+ */
+TEST(send_memory_share_small_messages)
+{
+	static char msg[1 << 20];
+	char old[64] = "";
+	int fd, hog, other, sent, i, err = 0;
+	long before, hog_pages;
+
+	fd = open_global(DLCP_MEM, old, sizeof(old));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dlcp_new_netns());
+	hog = bound4("127.0.0.1");
+	ASSERT_LE(0, hog);
+	before = proto_pages();
+	ASSERT_LE(0, before);
+	/* a page a message: pressure from the 1000th, hard limit at 4000 */
+	ASSERT_EQ(0, mem_above(fd, before, 100, 1000, 4000));
+	for (sent = 0; sent < 5000; sent++) {
+		if (send_to(hog, "127.0.0.1", 9, "x", 1, 0) < 0) {
+			err = errno;
+			break;
+		}
+	}
+	hog_pages = proto_pages() - before;
+	other = bound4("127.0.0.1");
+	ASSERT_LE(0, other);
+	for (i = 0; i < 4; i++)
+		if (send_to(other, "127.0.0.1", 9, msg, sizeof(msg), 0) < 0)
+			break;
+	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
+	close(fd);
+	TH_LOG("hog: %d messages of 1 byte (%ld pages), then errno %d; the other socket: %d of 4",
+	       sent, hog_pages, err, i);
+	EXPECT_EQ(ENOBUFS, err);
+	EXPECT_GT(3000, sent);
+	EXPECT_EQ(4, i);
+	close_now(hog);
+	close_now(other);
+}
+
 /* ------------------------------------------------------------------ */
 /* Memory safety: UDP GSO from small page fragments                     */
 /* ------------------------------------------------------------------ */

@@ -624,4 +624,84 @@ TEST(send_pages_charged_to_own_cgroup)
 	free(buf);
 }
 
+#define STATE_DESTS	300
+
+/*
+ * The state a socket keeps for what it sends (a message's own, its
+ * segment map, a destination's path state, the flight ring) is charged to
+ * the memory cgroup of the task that sends, as its pages are: a child in
+ * a cgroup sends a byte to each of STATE_DESTS destinations that never
+ * answer, and holds them; the cgroup's slab memory grows by at least
+ * 512 bytes a destination.
+ */
+TEST(send_state_charged_to_own_cgroup)
+{
+	char path[340], go;
+	long long before, held;
+	struct cgroup_test t;
+	int up[2], down[2], i, err;
+	pid_t pid;
+
+	ASSERT_EQ(0, dlcp_new_netns());
+	ASSERT_EQ(0, dlcp_link_up("lo"));
+	err = cgroup_mount(&t);
+	if (err)
+		SKIP(return, "no cgroup2: %s", strerror(-err));
+	snprintf(t.cg, sizeof(t.cg), "%s/dlcp-state-%d", t.root, getpid());
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", t.root);
+	if (write_file(path, "+memory") || mkdir(t.cg, 0755) ||
+	    cgroup_mem(t.cg, "memory.stat", "slab") < 0) {
+		cgroup_remove(&t);
+		SKIP(return, "no memory controller with slab statistics");
+	}
+	/* the child says "held" up, the parent "done" down */
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	snprintf(path, sizeof(path), "%s/cgroup.procs", t.cg);
+	sleep(3);
+	before = cgroup_mem(t.cg, "memory.stat", "slab");
+	pid = fork();
+	if (!pid) {
+		char to[32];
+		int fd;
+
+		close(up[0]);
+		close(down[1]);
+		fd = quick_sender(60000);
+		if (fd < 0 || write_file(path, "0")) {
+			printf("# child: no socket or cgroup: %s\n",
+			       strerror(errno));
+			_exit(1);
+		}
+		for (i = 0; i < STATE_DESTS; i++) {
+			snprintf(to, sizeof(to), "127.2.%d.%d", i / 250,
+				 i % 250 + 1);
+			if (send_to(fd, to, 9, "x", 1, 0) != 1) {
+				printf("# child: send to %s: %s\n", to,
+				       strerror(errno));
+				_exit(1);
+			}
+		}
+		/* held until the parent has read the statistics */
+		if (write(up[1], "", 1) != 1 || read(down[0], &go, 1) != 1)
+			_exit(1);
+		close_now(fd);
+		_exit(0);
+	}
+	ASSERT_LT(0, pid);
+	close(up[1]);
+	close(down[0]);
+	/* EOF: the child failed before it held them */
+	ASSERT_EQ(1, read(up[0], &go, 1));
+	/* the statistics are flushed every 2 s */
+	sleep(3);
+	held = cgroup_mem(t.cg, "memory.stat", "slab");
+	ASSERT_EQ(1, write(down[1], "", 1));
+	waitpid(pid, NULL, 0);
+	printf("# slab of the sender's cgroup: %lld KiB before, %lld KiB with %d destinations\n",
+	       before >> 10, held >> 10, STATE_DESTS);
+	EXPECT_LE(before + STATE_DESTS * 512LL, held);
+	cgroup_remove(&t);
+}
+
 TEST_HARNESS_MAIN
