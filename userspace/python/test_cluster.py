@@ -15,7 +15,7 @@ transport on 127.0.0.1, ranks as processes. TAP on stdout.
    module names (dlcp_ddp, dlcp_dear) still import.
 
 No fixed port anywhere: the ranks meet through a store in a temporary
-directory (DirStore) or torchrun's, on ports the kernel chooses.
+directory (dlcp.DirStore) or torchrun's, on ports the kernel chooses.
 """
 import errno
 import json
@@ -38,38 +38,11 @@ def check(name, cond):
     print("%sok %d - %s" % ("" if cond else "not ", len(results), name), flush=True)
 
 
-class DirStore:
-    """A store for ranks that are processes of one host: a file per key."""
-
-    def __init__(self, path, timeout=20.0):
-        self.path, self.timeout = path, timeout
-
-    def _f(self, key):
-        return os.path.join(self.path, key.replace("/", "_"))
-
-    def set(self, key, value):
-        tmp = self._f(key) + ".%d.tmp" % os.getpid()
-        with open(tmp, "wb") as f:
-            f.write(value.encode() if isinstance(value, str) else value)
-        os.rename(tmp, self._f(key))
-
-    def get(self, key):
-        end = time.monotonic() + self.timeout
-        while True:
-            try:
-                with open(self._f(key), "rb") as f:
-                    return f.read()
-            except FileNotFoundError:
-                if time.monotonic() > end:
-                    raise TimeoutError("DirStore: no key %r" % key) from None
-                time.sleep(0.01)
-
-
 def child(rank, world, path):
     """One rank: all-reduce until the group breaks; report as a JSON line."""
     import numpy as np
     import dlcp
-    g = dlcp.Group.from_env(rank=rank, world_size=world, store=DirStore(path),
+    g = dlcp.Group.from_env(rank=rank, world_size=world, store=dlcp.DirStore(path, 20),
                             addr="127.0.0.1", transport=dlcp.TRANSPORT_TCP)
     a = np.ones(1 << 20, np.float32)
     it = 0

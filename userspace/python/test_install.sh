@@ -8,8 +8,9 @@
 #   1. pip install ./userspace/python (from the top of a copy of the tree,
 #      which is removed afterwards) into a fresh virtualenv of Debian's
 #      python3: the package carries libdlcp, dlcp.__version__ is VERSION,
-#      and two ranks (two processes, ports the kernel chooses) all-reduce
-#      over libdlcp's TCP transport.
+#      two ranks (two processes, ports the kernel chooses) all-reduce over
+#      libdlcp's TCP transport, and (with torch) dlcp.backend, dlcp.ddp,
+#      dlcp.dear, dlcp.run import.
 #   2. make install-userspace install-python PREFIX=<a temporary directory>
 #      (no DESTDIR): the package finds the libdlcp of its PREFIX, which is
 #      not one of the loader's directories; ldconfig runs as root without
@@ -47,40 +48,14 @@ echo "TAP version 13"
 
 # One rank of a group of two: the ranks meet through files in a directory.
 cat > "$tmp/rank.py" <<'EOF'
-import os
 import sys
-import time
 
 import numpy as np
 
 import dlcp
 
-
-class DirStore:
-    """set() writes a file (atomically), get() waits for it."""
-
-    def __init__(self, path):
-        self.path = path
-
-    def set(self, key, value):
-        f = os.path.join(self.path, key.replace("/", "_"))
-        with open(f + ".tmp", "w") as fh:
-            fh.write(value)
-        os.rename(f + ".tmp", f)
-
-    def get(self, key):
-        f = os.path.join(self.path, key.replace("/", "_"))
-        end = time.monotonic() + 20
-        while not os.path.exists(f):
-            if time.monotonic() > end:
-                raise TimeoutError(key)
-            time.sleep(0.01)
-        with open(f) as fh:
-            return fh.read()
-
-
 rank = int(sys.argv[1])
-g = dlcp.Group.from_env(rank=rank, world_size=2, store=DirStore(sys.argv[2]),
+g = dlcp.Group.from_env(rank=rank, world_size=2, store=dlcp.DirStore(sys.argv[2], 20),
                         addr="127.0.0.1", transport=dlcp.TRANSPORT_TCP, timeout_ms=10000)
 a = np.arange(100000, dtype=np.float32) * (rank + 1)
 g.allreduce(a, reduce=dlcp.REDUCE_SUM)
@@ -112,6 +87,14 @@ EOF
 		[ "$rank $version $lib $sum" = "$r $VERSION $site/dlcp/libdlcp.so.0 sum-ok" ]
 	done
 	[ -f "$site/dlcp/py.typed" ]
+	# the modules of torch, where it is
+	if "$PY" -c 'import torch.distributed' 2> /dev/null; then
+		"${clean_env[@]}" "$tmp/venv/bin/python" -c '
+import sys
+import dlcp, dlcp.backend, dlcp.ddp, dlcp.dear, dlcp.rendezvous, dlcp.run
+assert dlcp.__file__.startswith(sys.argv[1]), dlcp.__file__
+' "$site/dlcp/"
+	fi
 ) > "$tmp/pip.log" 2>&1
 result $? "python: pip install ./userspace/python into a virtualenv: dlcp $VERSION loads its own libdlcp.so.0, 2 ranks all-reduce over TCP" \
 	"$tmp/pip.log"

@@ -35,7 +35,7 @@ import socket
 import struct
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from dlcp.rendezvous import ConfigError, DictStore  # noqa: F401  (re-exported)
+from dlcp.rendezvous import ConfigError, DictStore, DirStore  # noqa: F401  (re-exported)
 
 TRANSPORT_DLCP = 0
 TRANSPORT_TCP = 1
