@@ -108,7 +108,9 @@ chmod +x "$tmp/ldconfig"
 ldconfig_calls() {
 	if [ -f "$tmp/ldconfig.log" ]; then wc -l < "$tmp/ldconfig.log"; else echo 0; fi
 }
-make_vars=(PREFIX="$prefix" PYTHON="$PY" LDCONFIG="$tmp/ldconfig")
+make_vars=(PREFIX="$prefix" DESTDIR= PYTHON="$PY" LDCONFIG="$tmp/ldconfig")
+# not what the make running this test was given (DESTDIR=, -j)
+unset MAKEFLAGS MFLAGS MAKELEVEL
 want_ldconfig=0
 [ "$(id -u)" != 0 ] || want_ldconfig=1
 (
