@@ -10,6 +10,8 @@ What setuptools alone cannot do:
   of userspace/lib/sources.mk) are compiled into dlcp/libdlcp.so.0, which
   dlcp/__init__.py loads before any other. The wheel is then one of this
   platform (py3-none-linux_x86_64 and the like: ctypes, no Python ABI).
+  An editable install (pip install -e) builds the tree's library instead
+  (make -C userspace/lib), which the tree's package loads.
 
 The C sources are found in the source tree around this directory
 (pip install ./userspace/python builds in place), or in the _libdlcp/
@@ -113,6 +115,13 @@ class BuildPy(build_py):
     def run(self):
         super().run()
         top = tree_top()
+        if getattr(self, "editable_mode", False):
+            # pip install -e: the package is the tree's, which loads the
+            # tree's library (dlcp/__init__.py) and reads its VERSION
+            if bundle_lib() and subprocess.run(
+                    ["make", "-C", os.path.join(top, LIB_REL), "libdlcp.so"]).returncode:
+                raise SystemExit("dlcp: make -C userspace/lib libdlcp.so failed")
+            return
         pkg = os.path.join(self.build_lib, "dlcp")
         with open(os.path.join(HERE, "dlcp", "_build.py.in")) as f:
             text = f.read()
