@@ -347,6 +347,8 @@ uninstall-userspace:
 	$(MAKE) -C userspace/lib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) \
 		LIBDIR=$(LIBDIR) INCDIR=$(INCDIR)
 	rm -f $(DESTDIR)$(PREFIX)/share/dlcp/wireshark/dlcp.lua
+	rmdir $(DESTDIR)$(PREFIX)/share/dlcp/wireshark $(DESTDIR)$(PREFIX)/share/dlcp \
+		2>/dev/null || true
 
 dkms-install:
 	packaging/dkms-install.sh

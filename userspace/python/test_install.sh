@@ -15,7 +15,7 @@
 #      (no DESTDIR): the package finds the libdlcp of its PREFIX, which is
 #      not one of the loader's directories; ldconfig runs as root without
 #      DESTDIR only; make uninstall-userspace uninstall-python leaves no
-#      file behind.
+#      file and no directory of DLCP's behind.
 #
 # Needs python3-pip, python3-setuptools, python3-wheel, python3-numpy and
 # a C compiler; uses the userspace build of the tree (make userspace).
@@ -131,7 +131,7 @@ print(dlcp.__file__, dlcp._lib._name, dlcp.__version__)
 	[ -f "$site/dlcp/py.typed" ]
 	make -s -C "$TOP" uninstall-userspace uninstall-python "${make_vars[@]}"
 	[ "$(ldconfig_calls)" = $((2 * want_ldconfig)) ]
-	find "$prefix" ! -type d > "$tmp/left"
+	find "$prefix" ! -type d -o -name dlcp > "$tmp/left"
 	cat "$tmp/left"
 	[ ! -s "$tmp/left" ]
 	# with DESTDIR, never
@@ -140,7 +140,7 @@ print(dlcp.__file__, dlcp._lib._name, dlcp.__version__)
 	make -s -C "$TOP" uninstall-userspace "${make_vars[@]}" DESTDIR="$tmp/dest"
 	[ "$(ldconfig_calls)" = 0 ]
 ) > "$tmp/install.log" 2>&1
-result $? "python: make install-userspace install-python PREFIX=tmp: dlcp loads \$PREFIX/lib/libdlcp.so.0 without the loader's help; ldconfig as root without DESTDIR; uninstall leaves no file" \
+result $? "python: make install-userspace install-python PREFIX=tmp: dlcp loads \$PREFIX/lib/libdlcp.so.0 without the loader's help; ldconfig as root without DESTDIR; uninstall leaves nothing of DLCP's" \
 	"$tmp/install.log"
 
 echo "1..$n"
