@@ -190,7 +190,8 @@ class DirStore:
     """A store for ranks that are processes of one host (or of hosts that
     share a file system), without torch: a file per key in @path, written
     whole (a rename), read by a get() that polls until it appears or
-    @timeout seconds have passed (TimeoutError)."""
+    @timeout seconds have passed (TimeoutError). Each job needs an empty
+    directory of its own: an earlier job's keys would be read as its."""
 
     def __init__(self, path: str, timeout: float = 300.0) -> None:
         self.path, self.timeout = path, timeout
