@@ -21,7 +21,9 @@
 #                     Python package with dlcp-run on a real node
 #                     (install-module, install-userspace, install-python:
 #                     one part each)
-#   make uninstall    remove what install installed
+#   make uninstall    remove what install installed (uninstall-module,
+#                     uninstall-userspace, uninstall-python); both run
+#                     ldconfig when installing for real (root, no DESTDIR)
 #   make deb          Debian packages into build/deb (debian/; needs
 #                     debhelper, dh-dkms, dh-python: tools/install-deps)
 #   make deb-check    build and test them (TAP; also part of unit-tests)
@@ -74,6 +76,7 @@ export DLCP_RELEASE
 PREFIX ?= /usr/local
 MANDIR ?= $(PREFIX)/share/man
 INCDIR ?= $(PREFIX)/include
+LIBDIR ?= $(PREFIX)/lib
 # <linux/dlcp.h> goes to $(UAPI_INCDIR)/linux/dlcp.h; another directory than
 # INCDIR (the Debian packages: /usr/include/dlcp) is named in libdlcp.pc
 UAPI_INCDIR ?= $(INCDIR)
@@ -106,7 +109,8 @@ DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS))
 
 .PHONY: all deps deps-6.12 deps-source module userspace test-progs selftests \
 	check check-6.12 unit-tests static-checks vm-tests demo demo-coll demo-ps \
-	install install-module install-userspace install-python uninstall clean checkpatch sparse \
+	install install-module install-userspace install-python uninstall \
+	uninstall-module uninstall-userspace uninstall-python clean checkpatch sparse \
 	dlcpstat dkms-install dkms-uninstall deb deb-check bench perf demo-train fuzz-long \
 	debug-kernel debug-module debug-check kunit-module check-torch2
 
@@ -179,6 +183,8 @@ unit-tests: $(DEPS_STAMP) test-progs
 	$(MAKE) -s -C userspace/tools check 2>&1 | tee build/tools.tap
 	$(MAKE) -s -C userspace/lib/tests run 2>&1 | tee build/libdlcp.tap
 	$(MAKE) -s -C fuzz check 2>&1 | tee build/fuzz.tap
+	{ /usr/bin/python3 userspace/python/test_layout.py; \
+	  userspace/python/test_install.sh; } 2>&1 | tee build/python.tap
 	packaging/test-deb.sh 2>&1 | tee build/deb.tap
 
 static-checks: $(DEPS_STAMP) deps-source
@@ -308,16 +314,21 @@ install-userspace: userspace
 		tc-scripts/dlcp-qos > $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
 	chmod 0755 $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
 	$(MAKE) -C userspace/lib install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) \
-		INCDIR=$(INCDIR) UAPI_INCDIR=$(UAPI_INCDIR)
+		LIBDIR=$(LIBDIR) INCDIR=$(INCDIR) UAPI_INCDIR=$(UAPI_INCDIR)
 	install -D -m 0644 tools/wireshark/dlcp.lua \
 		$(DESTDIR)$(WIRESHARK_LUADIR)/dlcp.lua
 
-# the dlcp package (what pip installs from userspace/python) and dlcp-run
+# the dlcp package (what pip installs from userspace/python, less the
+# library: it loads the one install-userspace put into LIBDIR, which its
+# dlcp/_build.py names) and dlcp-run
 install-python:
 	@[ -n "$(PYTHON_SITE)" ] || { echo "install-python: no $(PYTHON) to ask" \
 		"where packages go; set PYTHON_SITE=" >&2; exit 1; }
 	install -d $(DESTDIR)$(PYTHON_SITE)/dlcp $(DESTDIR)$(PREFIX)/bin
-	install -m 0644 userspace/python/dlcp/*.py $(DESTDIR)$(PYTHON_SITE)/dlcp/
+	install -m 0644 userspace/python/dlcp/*.py userspace/python/dlcp/py.typed \
+		$(DESTDIR)$(PYTHON_SITE)/dlcp/
+	sed -e 's|@VERSION@|$(DLCP_RELEASE)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		userspace/python/dlcp/_build.py.in > $(DESTDIR)$(PYTHON_SITE)/dlcp/_build.py
 	{ echo "#!$$($(PYTHON) -c 'import sys; print(sys.executable)')"; \
 	  echo '# torchrun with the fix for torch 1.13 on Python 3.11 (dlcp.run)'; \
 	  echo 'import sys'; echo 'from dlcp.run import main'; echo 'sys.exit(main())'; \
@@ -325,10 +336,17 @@ install-python:
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/dlcp-run
 	install -D -m 0644 docs/man/dlcp-run.1 $(DESTDIR)$(MANDIR)/man1/dlcp-run.1
 
-uninstall:
+uninstall: uninstall-python uninstall-module uninstall-userspace
+
+uninstall-python:
 	[ -z "$(PYTHON_SITE)" ] || rm -rf $(DESTDIR)$(PYTHON_SITE)/dlcp
 	rm -f $(DESTDIR)$(PREFIX)/bin/dlcp-run $(DESTDIR)$(MANDIR)/man1/dlcp-run.1
+
+uninstall-module:
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dlcp.ko*
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+
+uninstall-userspace:
 	rm -f $(DESTDIR)$(UAPI_INCDIR)/linux/dlcp.h
 	for p in $(MANPAGES); do \
 		rm -f $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}; \
@@ -336,9 +354,8 @@ uninstall:
 	$(MAKE) -C userspace/tools uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	rm -f $(DESTDIR)$(PREFIX)/bin/dlcp-perf $(DESTDIR)$(PREFIX)/sbin/dlcp-qos
 	$(MAKE) -C userspace/lib uninstall DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) \
-		INCDIR=$(INCDIR)
+		LIBDIR=$(LIBDIR) INCDIR=$(INCDIR)
 	rm -f $(DESTDIR)$(WIRESHARK_LUADIR)/dlcp.lua
-	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
 
 dkms-install:
 	packaging/dkms-install.sh

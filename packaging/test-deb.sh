@@ -221,7 +221,7 @@ libdir=$root/usr/lib/$MULTIARCH
 {
 	v_changelog=$(cd "$src" && dpkg-parsechangelog -S Version)
 	v_dkms=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$TOP/dkms.conf")
-	v_py=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$TOP/userspace/python/pyproject.toml")
+	v_py=$(sed -n 's/^Version: //p' "$root"/usr/lib/python3/dist-packages/dlcp-*.dist-info/METADATA)
 	v_libmk=$(sed -n 's/^VERSION[[:space:]]*:= *//p' "$TOP/userspace/lib/Makefile")
 	v_libh=$(sed -n 's/^#define LIBDLCP_VERSION[[:space:]]*"\(.*\)"$/\1/p' "$TOP/userspace/lib/libdlcp.h")
 	v_pc=$(sed -n 's/^Version: //p' "$libdir/pkgconfig/libdlcp.pc")
@@ -231,7 +231,7 @@ libdir=$root/usr/lib/$MULTIARCH
 	done
 } > "$tmp/versions.log"
 [ ! -s "$tmp/versions.log" ]
-result $? "debian/changelog, dkms.conf, pyproject.toml, libdlcp, .pc and the packages have VERSION ($VERSION)" \
+result $? "debian/changelog, dkms.conf, the Python package, libdlcp, .pc and the packages have VERSION ($VERSION)" \
 	"$tmp/versions.log"
 
 # ------------------------------------------------------------------ libdlcp
@@ -430,8 +430,9 @@ import dlcp, dlcp.rendezvous
 assert dlcp.__file__.startswith(sys.argv[1]), dlcp.__file__
 assert dlcp._lib._name == "libdlcp.so.0", dlcp._lib._name
 assert dlcp._lib.dlcp_dtype_size(dlcp.DTYPE_FP32) == 4
+assert dlcp.__version__ == sys.argv[2], dlcp.__version__
 print(dlcp.__file__, dlcp._lib._name)
-' "$root/" &&
+' "$root/" "$VERSION" &&
 		dpkg-deb -f "$tmp/python3-dlcp_${VERSION}"_all.deb Depends | tee /dev/stderr |
 		grep -q 'libdlcp0 (>= '"$VERSION"').*python3-numpy'
 } > "$tmp/python.log" 2>&1

@@ -21,18 +21,21 @@ scheduling), dlcp.rendezvous (how ranks find each other), dlcp.run
 (torchrun launcher). Importing dlcp registers the backend when
 torch.distributed is imported already; `import dlcp.backend` always does.
 
-The library is found at $DLCP_LIB, else in the source tree
-(userspace/lib/libdlcp.so), else by the loader (libdlcp.so.0).
+The library is found at $DLCP_LIB, else in the package (the libdlcp.so.0
+that pip install built into it), else in the source tree
+(userspace/lib/libdlcp.so), else in the LIBDIR make install put it into,
+else by the loader (libdlcp.so.0).
 """
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import socket
 import struct
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from dlcp.rendezvous import ConfigError, DictStore  # noqa: F401  (re-exported)
+from dlcp.rendezvous import ConfigError, DictStore, DirStore  # noqa: F401  (re-exported)
 
 TRANSPORT_DLCP = 0
 TRANSPORT_TCP = 1
@@ -62,20 +65,52 @@ Buffer = Any
 Stats = Dict[str, int]
 
 
-def _load():
+def _build_info() -> Tuple[str, Optional[str]]:
+    """(version, directory make install put libdlcp into, or None): what
+    dlcp/_build.py recorded when the package was built or installed; in
+    the source tree, the tree's VERSION file."""
+    try:
+        b = importlib.import_module("dlcp._build")
+        return b.__version__, b.libdir
+    except ImportError:
+        pass
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        with open(os.path.join(here, "..", "..", "..", "VERSION")) as f:
+            return f.read().strip(), None
+    except OSError:     # neither built nor in the tree: a copy of the files
+        return "unknown", None
+
+
+__version__, _libdir = _build_info()
+
+
+def _lib_candidates() -> List[str]:
+    """Where libdlcp is looked for, in this order: $DLCP_LIB; the library
+    the package carries (pip install); the source tree's; the one make
+    install put into its LIBDIR; the loader's libdlcp.so.0."""
+    here = os.path.dirname(os.path.abspath(__file__))
     cands = []
     if os.environ.get("DLCP_LIB"):
         cands.append(os.environ["DLCP_LIB"])
-    here = os.path.dirname(os.path.abspath(__file__))
+    cands.append(os.path.join(here, "libdlcp.so.0"))
     cands.append(os.path.join(here, "..", "..", "lib", "libdlcp.so"))
+    if _libdir:
+        cands.append(os.path.join(_libdir, "libdlcp.so.0"))
     cands.append("libdlcp.so.0")
-    last = None
-    for c in cands:
+    return cands
+
+
+def _load() -> ctypes.CDLL:
+    errs = []
+    for c in _lib_candidates():
         try:
             return ctypes.CDLL(c, use_errno=True)
         except OSError as e:
-            last = e
-    raise OSError("libdlcp not found (build it: make -C userspace/lib): %s" % last)
+            errs.append(str(e))
+    raise OSError("libdlcp not found (pip install ./userspace/python builds the package "
+                  "with its own; or make -C userspace/lib, or DLCP_LIB=): %s"
+                  % "; ".join(errs))
 
 
 _lib = _load()
@@ -335,6 +370,53 @@ def _open_ep(addr, transport, why):
     return ep, bound
 
 
+# ---------------------------------------------------------------------------
+# Homomorphic quantized collectives (libdlcp quant.c / qcoll.c)
+
+class QuantOpts(ctypes.Structure):
+    _fields_ = [("bits", ctypes.c_int), ("hadamard", ctypes.c_int), ("seed", ctypes.c_uint32),
+                ("fit", ctypes.c_int)]
+
+
+_allreduce_q = _sig("dlcp_allreduce_q", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
+                    _P(CollOpts), _P(QuantOpts))
+_ps_q = _sig("dlcp_ps_push_pull_q", ctypes.c_int, _vp, _vp, _vp, ctypes.c_size_t,
+             _P(CollOpts), _P(QuantOpts))
+_reduce_scatter_q = _sig("dlcp_reduce_scatter_q", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
+                         _P(CollOpts), _P(QuantOpts), _vp)
+_all_gather_q = _sig("dlcp_all_gather_q", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
+                     _P(CollOpts), _vp)
+_qstate_alloc = _sig("dlcp_qstate_alloc", ctypes.c_int, _P(_vp))
+_qstate_free = _sig("dlcp_qstate_free", None, _vp)
+
+
+class QState:
+    """State of one quantized tensor between reduce_scatter_q and all_gather_q."""
+
+    def __init__(self):
+        self._p = _vp()
+        _check(_qstate_alloc(ctypes.byref(self._p)), "dlcp_qstate_alloc")
+
+    def __del__(self):
+        if getattr(self, "_p", None):
+            _qstate_free(self._p)
+            self._p = None
+
+
+def _qopts(bits, hadamard, seed, fit=False):
+    q = QuantOpts()
+    q.bits, q.hadamard, q.seed = bits, int(bool(hadamard)), seed & 0xffffffff
+    q.fit = int(bool(fit))
+    return q
+
+
+def _fp32(t):
+    ptr, n, dt = _buf(t)
+    if dt != DTYPE_FP32:
+        raise ValueError("quantized collectives need float32")
+    return ptr, n
+
+
 class Group:
     """One rank of a DLCP (or TCP) group; see libdlcp.h for the semantics.
 
@@ -467,7 +549,7 @@ class Group:
     def close(self, linger_ms: int = -1) -> None:
         """Close the group; @linger_ms as SO_LINGER (-1: the default wait)."""
         if self._g:
-            g, self._g = self._g, None
+            g, self._g = self._g, _vp()
             self._store = None
             _check(_group_close(g, linger_ms), "dlcp_group_close")
 
@@ -525,7 +607,8 @@ class Group:
             timeout_ms=timeout_ms, algo=algo))
 
     def ps_push_pull(self, send: Optional[Buffer],
-                     recv: Union[Buffer, Tuple[int, int], None] = None, tag: int = 0, iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
+                     recv: Union[Buffer, Tuple[int, int], None] = None, tag: int = 0,
+                     iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
                      budget2_ppm: Optional[int] = None, reduce: int = REDUCE_MEAN,
                      server: int = 0, dedicated_server: bool = False,
                      timeout_ms: int = 0) -> Stats:
@@ -580,126 +663,71 @@ class Group:
         d["src"] = str(src)
         return data, d, ranges
 
+    # quantized collectives (libdlcp quant.c, qcoll.c)
 
-# ---------------------------------------------------------------------------
-# Homomorphic quantized collectives (libdlcp quant.c / qcoll.c)
+    def allreduce_q(self, t: Buffer, bits: int = 8, hadamard: bool = False,
+                    seed: int = 0, fit: bool = False, tag: int = 0, iteration: int = 0,
+                    layer: int = 0, budget_ppm: int = 0, budget2_ppm: Optional[int] = None,
+                    reduce: int = REDUCE_MEAN, timeout_ms: int = 0) -> Stats:
+        """Quantized ring all-reduce in place (bits 4 or 8); returns the stats dict."""
+        stats = CollStats()
+        o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, 0, 0,
+                       timeout_ms, stats)
+        ptr, n = _fp32(t)
+        q = _qopts(bits, hadamard, seed, fit)
+        _check(_allreduce_q(self._g, ptr, n, ctypes.byref(o), ctypes.byref(q)),
+               "dlcp_allreduce_q")
+        return stats.as_dict()
 
-class QuantOpts(ctypes.Structure):
-    _fields_ = [("bits", ctypes.c_int), ("hadamard", ctypes.c_int), ("seed", ctypes.c_uint32),
-                ("fit", ctypes.c_int)]
+    def ps_push_pull_q(self, send: Optional[Buffer],
+                       recv: Union[Buffer, Tuple[int, int], None] = None, bits: int = 8,
+                       hadamard: bool = False, seed: int = 0, fit: bool = False, tag: int = 0,
+                       iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
+                       budget2_ppm: Optional[int] = None, reduce: int = REDUCE_MEAN,
+                       server: int = 0, dedicated_server: bool = False,
+                       timeout_ms: int = 0) -> Stats:
+        """Parameter server with quantized pushes and pulls (float32)."""
+        stats = CollStats()
+        o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, server,
+                       dedicated_server, timeout_ms, stats)
+        q = _qopts(bits, hadamard, seed, fit)
+        if send is None:
+            sp = rp = None
+            n = recv[0] if isinstance(recv, tuple) else 0
+        else:
+            sp, n = _fp32(send)
+            rp = _fp32(recv if recv is not None else send)[0]
+        _check(_ps_q(self._g, sp, rp, n, ctypes.byref(o), ctypes.byref(q)),
+               "dlcp_ps_push_pull_q")
+        return stats.as_dict()
 
+    def reduce_scatter_q(self, t: Buffer, qstate: QState, bits: int = 8,
+                         hadamard: bool = False, seed: int = 0, fit: bool = False,
+                         tag: int = 0, iteration: int = 0, layer: int = 0,
+                         budget_ppm: int = 0, reduce: int = REDUCE_MEAN,
+                         timeout_ms: int = 0) -> Stats:
+        """Quantized reduce-scatter in place; @qstate keeps the scales for
+        all_gather_q()."""
+        stats = CollStats()
+        o = self._opts(tag, iteration, layer, budget_ppm, None, reduce, 0, 0, timeout_ms,
+                       stats)
+        ptr, n = _fp32(t)
+        q = _qopts(bits, hadamard, seed, fit)
+        _check(_reduce_scatter_q(self._g, ptr, n, ctypes.byref(o), ctypes.byref(q),
+                                 qstate._p), "dlcp_reduce_scatter_q")
+        return stats.as_dict()
 
-_allreduce_q = _sig("dlcp_allreduce_q", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
-                    _P(CollOpts), _P(QuantOpts))
-_ps_q = _sig("dlcp_ps_push_pull_q", ctypes.c_int, _vp, _vp, _vp, ctypes.c_size_t,
-             _P(CollOpts), _P(QuantOpts))
-_reduce_scatter_q = _sig("dlcp_reduce_scatter_q", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
-                         _P(CollOpts), _P(QuantOpts), _vp)
-_all_gather_q = _sig("dlcp_all_gather_q", ctypes.c_int, _vp, _vp, ctypes.c_size_t,
-                     _P(CollOpts), _vp)
-_qstate_alloc = _sig("dlcp_qstate_alloc", ctypes.c_int, _P(_vp))
-_qstate_free = _sig("dlcp_qstate_free", None, _vp)
-
-
-class QState:
-    """State of one quantized tensor between reduce_scatter_q and all_gather_q."""
-
-    def __init__(self):
-        self._p = _vp()
-        _check(_qstate_alloc(ctypes.byref(self._p)), "dlcp_qstate_alloc")
-
-    def __del__(self):
-        if getattr(self, "_p", None):
-            _qstate_free(self._p)
-            self._p = None
-
-
-def _qopts(bits, hadamard, seed, fit=False):
-    q = QuantOpts()
-    q.bits, q.hadamard, q.seed = bits, int(bool(hadamard)), seed & 0xffffffff
-    q.fit = int(bool(fit))
-    return q
-
-
-def _fp32(t):
-    ptr, n, dt = _buf(t)
-    if dt != DTYPE_FP32:
-        raise ValueError("quantized collectives need float32")
-    return ptr, n
-
-
-def _g_allreduce_q(self: Group, t: Buffer, bits: int = 8, hadamard: bool = False,
-                   seed: int = 0, fit: bool = False, tag: int = 0, iteration: int = 0,
-                   layer: int = 0, budget_ppm: int = 0, budget2_ppm: Optional[int] = None,
-                   reduce: int = REDUCE_MEAN, timeout_ms: int = 0) -> Stats:
-    """Quantized ring all-reduce in place (bits 4 or 8); returns the stats dict."""
-    stats = CollStats()
-    o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, 0, 0,
-                   timeout_ms, stats)
-    ptr, n = _fp32(t)
-    q = _qopts(bits, hadamard, seed, fit)
-    _check(_allreduce_q(self._g, ptr, n, ctypes.byref(o), ctypes.byref(q)),
-           "dlcp_allreduce_q")
-    return stats.as_dict()
-
-
-def _g_ps_push_pull_q(self: Group, send: Optional[Buffer],
-                      recv: Union[Buffer, Tuple[int, int], None] = None, bits: int = 8,
-                      hadamard: bool = False, seed: int = 0, fit: bool = False, tag: int = 0,
-                      iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
-                      budget2_ppm: Optional[int] = None, reduce: int = REDUCE_MEAN,
-                      server: int = 0, dedicated_server: bool = False,
-                      timeout_ms: int = 0) -> Stats:
-    """Parameter server with quantized pushes and pulls (float32)."""
-    stats = CollStats()
-    o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, server,
-                   dedicated_server, timeout_ms, stats)
-    q = _qopts(bits, hadamard, seed, fit)
-    if send is None:
-        sp = rp = None
-        n = recv[0] if isinstance(recv, tuple) else 0
-    else:
-        sp, n = _fp32(send)
-        rp = _fp32(recv if recv is not None else send)[0]
-    _check(_ps_q(self._g, sp, rp, n, ctypes.byref(o), ctypes.byref(q)),
-           "dlcp_ps_push_pull_q")
-    return stats.as_dict()
-
-
-def _g_reduce_scatter_q(self: Group, t: Buffer, qstate: QState, bits: int = 8,
-                        hadamard: bool = False, seed: int = 0, fit: bool = False,
-                        tag: int = 0, iteration: int = 0, layer: int = 0,
-                        budget_ppm: int = 0, reduce: int = REDUCE_MEAN,
-                        timeout_ms: int = 0) -> Stats:
-    """Quantized reduce-scatter in place; @qstate keeps the scales for
-    all_gather_q()."""
-    stats = CollStats()
-    o = self._opts(tag, iteration, layer, budget_ppm, None, reduce, 0, 0, timeout_ms,
-                   stats)
-    ptr, n = _fp32(t)
-    q = _qopts(bits, hadamard, seed, fit)
-    _check(_reduce_scatter_q(self._g, ptr, n, ctypes.byref(o), ctypes.byref(q),
-                             qstate._p), "dlcp_reduce_scatter_q")
-    return stats.as_dict()
-
-
-def _g_all_gather_q(self: Group, t: Buffer, qstate: QState, tag: int = 0,
-                    iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
-                    timeout_ms: int = 0) -> Stats:
-    """Quantized all-gather in place, with the scales of reduce_scatter_q()."""
-    stats = CollStats()
-    o = self._opts(tag, iteration, layer, 0, budget_ppm, REDUCE_MEAN, 0, 0, timeout_ms,
-                   stats)
-    ptr, n = _fp32(t)
-    _check(_all_gather_q(self._g, ptr, n, ctypes.byref(o), qstate._p),
-           "dlcp_all_gather_q")
-    return stats.as_dict()
-
-
-Group.allreduce_q = _g_allreduce_q
-Group.ps_push_pull_q = _g_ps_push_pull_q
-Group.reduce_scatter_q = _g_reduce_scatter_q
-Group.all_gather_q = _g_all_gather_q
+    def all_gather_q(self, t: Buffer, qstate: QState, tag: int = 0,
+                     iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
+                     timeout_ms: int = 0) -> Stats:
+        """Quantized all-gather in place, with the scales of reduce_scatter_q()."""
+        stats = CollStats()
+        o = self._opts(tag, iteration, layer, 0, budget_ppm, REDUCE_MEAN, 0, 0, timeout_ms,
+                       stats)
+        ptr, n = _fp32(t)
+        _check(_all_gather_q(self._g, ptr, n, ctypes.byref(o), qstate._p),
+               "dlcp_all_gather_q")
+        return stats.as_dict()
 
 
 def _register_backend():

@@ -118,7 +118,6 @@ class Options:
         return "Options(%s)" % ", ".join("%s=%r" % (f, getattr(self, f)) for f in self.FIELDS)
 
 
-
 def _timeout_ms(opts: Any, default_ms: int) -> int:
     t = getattr(opts, "timeout", None)
     if isinstance(t, datetime.timedelta) and t.total_seconds() > 0:
@@ -139,7 +138,7 @@ def _pywork_has_future() -> bool:
             f.set_result(None)
             return f
     try:
-        Work.get_future(_Probe())
+        Work.get_future(_Probe())    # type: ignore[attr-defined]  # not in torch 1.13's stubs
         return True
     except RuntimeError:
         return False
@@ -209,4 +208,3 @@ class DlcpWork(Work):
 
     def __repr__(self) -> str:
         return "<DlcpWork %s %s>" % (self._name, "done" if self.is_completed() else "pending")
-

@@ -84,7 +84,7 @@ import queue
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, cast
 
 import torch
 import torch.distributed as dist
@@ -126,12 +126,13 @@ class ProcessGroupDlcp(dist.ProcessGroup):
 
     def __init__(self, store: Any, rank: int, size: int, timeout: datetime.timedelta,
                  options: Optional[Options] = None) -> None:
-        super().__init__(rank, size)
+        super().__init__(rank, size)    # type: ignore[call-arg]  # not in torch 1.13's stubs
         self.options = (options or Options()).resolved()
         self.timeout = timeout
         self._timeout_ms = max(1, min(_INT_MAX, int(timeout.total_seconds() * 1000)))
-        self._transport = _TRANSPORTS[self.options.transport]
-        self._algo = _ALGOS[self.options.algo]
+        # resolved() left no None
+        self._transport = _TRANSPORTS[cast(str, self.options.transport)]
+        self._algo = _ALGOS[cast(str, self.options.algo)]
         self._rank, self._size = rank, size
         self.stats: Dict[str, int] = collections.Counter()
         self._stage = _Staging()
@@ -147,8 +148,8 @@ class ProcessGroupDlcp(dist.ProcessGroup):
         self._sseq: Dict[Tuple[int, int], int] = collections.defaultdict(int)
         self._rseq: Dict[Tuple[int, int], int] = collections.defaultdict(int)
         self._inbox: Dict[Tuple[int, int, int], Tuple[bytes, int]] = {}
-        self._waiting: Dict[Tuple[int, int, int], Tuple[List[torch.Tensor], DlcpWork, float,
-                                                       Dict[int, Any]]] = {}
+        self._waiting: Dict[Tuple[int, int, int],
+                            Tuple[List[torch.Tensor], DlcpWork, float, Dict[int, Any]]] = {}
         self._p2p_lock = threading.Lock()
         self._q: "queue.Queue[Optional[Tuple[DlcpWork, Callable[[], Any]]]]" = queue.Queue()
         self._sq: "queue.Queue[Optional[Tuple[DlcpWork, Callable[[], Any]]]]" = queue.Queue()
@@ -217,7 +218,8 @@ class ProcessGroupDlcp(dist.ProcessGroup):
 
     def _work(self, name: str, tensors: Sequence[torch.Tensor]) -> DlcpWork:
         devs = _Staging.devices(tensors)
-        fut = torch.futures.Future(devices=devs) if devs else torch.futures.Future()
+        fut: "torch.futures.Future[Any]" = (
+            torch.futures.Future(devices=list(devs)) if devs else torch.futures.Future())
         return DlcpWork(name, fut)
 
     def _submit(self, q: "queue.Queue[Any]", name: str, tensors: Sequence[torch.Tensor],
@@ -331,8 +333,8 @@ class ProcessGroupDlcp(dist.ProcessGroup):
         wd, dt = _WIRE[ins[0].dtype]
         n = sum(t.numel() for t in ins)
         floating = wd == torch.float32
-        budget = self.options.budget_ppm if floating else 0
-        budget2 = self.options.budget2_ppm if floating else 0
+        budget = cast(int, self.options.budget_ppm) if floating else 0
+        budget2 = cast(int, self.options.budget2_ppm) if floating else 0
         reduce = dlcp.REDUCE_SUM if op == "SUM" else dlcp.REDUCE_MEAN
         cuda = any(t.is_cuda for t in list(ins) + list(outs))
         t0 = ins[0]
@@ -340,7 +342,7 @@ class ProcessGroupDlcp(dist.ProcessGroup):
                    and out_chunk is None)
         hb = None if inplace else self._stage.host(n * 4, cuda)
         try:
-            flat = t0.view(-1) if inplace else hb[:n * 4].view(wd)
+            flat = t0.view(-1) if hb is None else hb[:n * 4].view(wd)
             if not inplace:
                 off = 0
                 for t in ins:
@@ -451,7 +453,10 @@ class ProcessGroupDlcp(dist.ProcessGroup):
             return tensors
         return self._submit(self._q, "broadcast", tensors, run)
 
-    def allgather(self, output_tensors: List[List[torch.Tensor]],
+    # torch's stubs overload allgather and reduce_scatter with a form of one
+    # tensor per rank in a flat list, which the backend does not take (a
+    # ValueError)
+    def allgather(self, output_tensors: List[List[torch.Tensor]],  # type: ignore[override]
                   input_tensors: List[torch.Tensor], opts: Any = None) -> Work:
         """all_gather: output_tensors[0][r] <- rank r's input_tensors[0]."""
         if len(input_tensors) != 1 or len(output_tensors) != 1:
@@ -492,7 +497,7 @@ class ProcessGroupDlcp(dist.ProcessGroup):
             raise ValueError("dlcp backend: one tensor per coalesced all_gather")
         return self._allgather_base(outputs[0], inputs[0], opts)
 
-    def reduce_scatter(self, output_tensors: List[torch.Tensor],
+    def reduce_scatter(self, output_tensors: List[torch.Tensor],  # type: ignore[override]
                        input_tensors: List[List[torch.Tensor]], opts: Any = None) -> Work:
         """reduce_scatter: output_tensors[0] <- the reduction over the ranks of
         their input_tensors[0][this rank]."""

@@ -25,7 +25,7 @@ output-side layers (bucket 0) get the highest priority class.
 import queue
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, List, Optional
 
 import torch
 import torch.distributed as dist
@@ -64,8 +64,8 @@ class DlcpHookState:
         self.iteration = 0
         self.stats = {"buckets": 0, "bytes_lost": 0, "elems_lost": 0,
                       "elems_fallback": 0, "comm_s": 0.0, "bytes_sent": 0}
-        self.bucket_ms = []     # time of each bucket's collective
-        self._q = queue.Queue()
+        self.bucket_ms: List[float] = []     # time of each bucket's collective
+        self._q: "queue.Queue[Any]" = queue.Queue()
         self._t = threading.Thread(target=self._worker, name="dlcp-ddp", daemon=True)
         self._t.start()
 
@@ -115,7 +115,7 @@ class DlcpHookState:
 def dlcp_hook(state: DlcpHookState,
               bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """DDP comm hook: returns a Future of the averaged bucket."""
-    fut = torch.futures.Future()
+    fut: "torch.futures.Future[torch.Tensor]" = torch.futures.Future()
     state._q.put((state.iteration, bucket.index(), bucket.buffer(), fut))
     if bucket.is_last():
         state.iteration += 1

@@ -30,7 +30,7 @@ both ways, the state between them kept per bucket); otherwise the fp32
 dlcp_reduce_scatter / dlcp_all_gather.
 """
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Dict, Iterable, List, Tuple
 
 import torch
 import torch.distributed as dist
@@ -47,8 +47,9 @@ class DearState(dlcp_ddp.DlcpHookState):
     def __init__(self, group: dlcp.Group, module: torch.nn.Module,
                  make_optimizer: Callable[[Iterable[torch.nn.Parameter]], Any],
                  **kw: Any) -> None:
-        self._pending = {}       # id(param) -> (all-gather future, flat buffer, off, n)
-        self._cur = []           # buckets of the iteration in backward
+        # id(param) -> (all-gather future, flat buffer, off, n)
+        self._pending: Dict[int, Tuple[Any, Any, int, int]] = {}
+        self._cur: List[Any] = []           # buckets of the iteration in backward
         self._err = None
         self._opt = {}
         self._hooks = []
@@ -145,7 +146,7 @@ def dear_hook(state: DearState,
     state._cur.append((idx, buf, qs, list(bucket.parameters())))
     if bucket.is_last():
         for idx_, buf_, qs_, params in sorted(state._cur, key=lambda e: -e[0]):
-            agf = torch.futures.Future()
+            agf: "torch.futures.Future[None]" = torch.futures.Future()
             state._q.put(("ag", it, idx_, buf_, qs_, agf))
             off = 0
             for p in params:
@@ -153,6 +154,6 @@ def dear_hook(state: DearState,
                 off += p.numel()
         state._cur = []
         state.iteration += 1
-    fut = torch.futures.Future()
+    fut: "torch.futures.Future[torch.Tensor]" = torch.futures.Future()
     fut.set_result(bucket.buffer())
     return fut

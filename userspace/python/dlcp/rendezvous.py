@@ -27,7 +27,7 @@ import socket
 import struct
 import threading
 import time
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 
 class ConfigError(ValueError):
@@ -144,12 +144,16 @@ class DictStore:
     A get() of a missing key waits on that key alone: a set() wakes only
     the threads that wait for its key, so a rendezvous of n ranks costs
     O(n) wake-ups, not n for every set.
+
+    torch.distributed.HashStore serves as well where torch is installed
+    (any store works as store=); this one stays so that the bindings need
+    numpy alone, as on nodes and in tests without torch.
     """
 
     def __init__(self, timeout: float = 300.0) -> None:
-        self._d = {}
+        self._d: Dict[str, bytes] = {}
         self._lock = threading.Lock()
-        self._waits = {}            # key -> threading.Event, while missing
+        self._waits: Dict[str, threading.Event] = {}     # while the key is missing
         self.timeout = timeout
 
     def _put(self, key: str, value: bytes) -> None:
@@ -180,6 +184,38 @@ class DictStore:
             raise TimeoutError("DictStore: no key %r after %g s" % (key, self.timeout))
         with self._lock:
             return self._d[key]
+
+
+class DirStore:
+    """A store for ranks that are processes of one host (or of hosts that
+    share a file system), without torch: a file per key in @path, written
+    whole (a rename), read by a get() that polls until it appears or
+    @timeout seconds have passed (TimeoutError). Each job needs an empty
+    directory of its own: an earlier job's keys would be read as its."""
+
+    def __init__(self, path: str, timeout: float = 300.0) -> None:
+        self.path, self.timeout = path, timeout
+
+    def _f(self, key: str) -> str:
+        return os.path.join(self.path, key.replace("/", "_"))
+
+    def set(self, key: str, value: Any) -> None:
+        tmp = "%s.%d.%d.tmp" % (self._f(key), os.getpid(), threading.get_ident())
+        with open(tmp, "wb") as f:
+            f.write(value.encode() if isinstance(value, str) else bytes(value))
+        os.rename(tmp, self._f(key))
+
+    def get(self, key: str) -> bytes:
+        end = time.monotonic() + self.timeout
+        while True:
+            try:
+                with open(self._f(key), "rb") as f:
+                    return f.read()
+            except FileNotFoundError:
+                if time.monotonic() > end:
+                    raise TimeoutError("DirStore: no key %r after %g s"
+                                       % (key, self.timeout)) from None
+                time.sleep(0.01)
 
 
 _LIBUV_MISSING = "without libuv"     # torch's error when its default is not built in
@@ -276,7 +312,7 @@ def job_store(store: Any, rank: int, world: int) -> Tuple[Any, Any]:
     return st, st
 
 
-_seq = {}      # stores without add(): (id, rank) -> groups opened
+_seq: Dict[Tuple[int, int], int] = {}      # stores without add(): (id, rank) -> groups opened
 _seq_lock = threading.Lock()
 
 
@@ -302,12 +338,13 @@ def exchange(store: Any, rank: int, world: int, mine: str, seq: Optional[int] = 
     @timeout (a datetime.timedelta) bounds each wait when the store has
     wait(keys, timeout) (torch's do); otherwise the store's own timeout.
     """
-    if seq is None and hasattr(store, "add"):
-        seq = store.add("dlcp/groups/%d" % rank, 1) - 1
-    elif seq is None:
-        with _seq_lock:
-            seq = _seq.get((id(store), rank), 0)
-            _seq[(id(store), rank)] = seq + 1
+    if seq is None:
+        if hasattr(store, "add"):
+            seq = store.add("dlcp/groups/%d" % rank, 1) - 1
+        else:
+            with _seq_lock:
+                seq = _seq.get((id(store), rank), 0)
+                _seq[(id(store), rank)] = seq + 1
     base = "dlcp/%d/" % seq
     store.set(base + "addr/%d" % rank, mine)
     if rank == 0:

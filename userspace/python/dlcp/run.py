@@ -34,7 +34,7 @@ init_process_group() under torchrun.
 """
 import re
 import sys
-from typing import List, Optional
+from typing import Any, List, Optional
 
 
 def _fixed_from_str(cls, vm):
@@ -58,11 +58,11 @@ def patch() -> bool:
     from torch.distributed.elastic.multiprocessing.api import Std
     if not needs_patch():
         return False
-    Std.from_str = classmethod(_fixed_from_str)
+    Std.from_str = classmethod(_fixed_from_str)  # type: ignore[assignment]  # the fix
     return True
 
 
-def main(argv: Optional[List[str]] = None) -> object:
+def main(argv: Optional[List[str]] = None) -> Any:
     """torchrun with @argv (default sys.argv[1:]), Std.from_str() fixed
     and TCPStore usable without libuv."""
     patch()
