@@ -180,6 +180,7 @@ unit-tests: $(DEPS_STAMP) test-progs
 	$(MAKE) -s -C userspace/lib/tests run 2>&1 | tee build/libdlcp.tap
 	$(MAKE) -s -C fuzz check 2>&1 | tee build/fuzz.tap
 	packaging/test-deb.sh 2>&1 | tee build/deb.tap
+	/usr/bin/python3 bench/tests/test_report.py 2>&1 | tee build/plots.tap
 
 static-checks: $(DEPS_STAMP) deps-source
 	@mkdir -p build
