@@ -186,6 +186,7 @@ unit-tests: $(DEPS_STAMP) test-progs
 	{ /usr/bin/python3 userspace/python/test_layout.py; \
 	  userspace/python/test_install.sh; } 2>&1 | tee build/python.tap
 	packaging/test-deb.sh 2>&1 | tee build/deb.tap
+	/usr/bin/python3 bench/tests/test_report.py 2>&1 | tee build/plots.tap
 
 static-checks: $(DEPS_STAMP) deps-source
 	@mkdir -p build

@@ -82,6 +82,8 @@ def summarize(rec):
     else:
         samples = [s for c in cl for s in c.get("samples_ms", [])]
     out["messages"] = len(samples)
+    # kept for the CDF plots, left out of results.json (raw/ has them)
+    out["_samples_ms"] = samples
     for p, k in ((50, "p50"), (90, "p90"), (99, "p99"), (99.9, "p999"),
                  (100, "max")):
         out["ct_" + k + "_ms"] = pctl(samples, p)
@@ -473,6 +475,107 @@ def plot_scenario(scen, cs, outdir):
     return os.path.basename(fn)
 
 
+# scenarios that measure goodput of a bulk transfer, not lone messages:
+# no completion-time CDF for them
+BULK_SCENARIOS = ("s1", "s8")
+
+
+def plot_cdf(scen, cs, outdir):
+    """sN-cdf.png: the empirical CDF of message completion times, one panel
+    per case (scenario 6: one panel for the race), one line per protocol
+    and budget; None if no case of @scen has samples."""
+    if scen in BULK_SCENARIOS:
+        return None
+    panels = {}
+    for c in cs:
+        if c["_samples_ms"]:
+            key = "race" if c["params"].get("race") else c["case"]
+            panels.setdefault(key, []).append(c)
+    if not panels:
+        return None
+    ncol = min(4, len(panels))
+    nrow = (len(panels) + ncol - 1) // ncol
+    fig, axes = plt.subplots(nrow, ncol, figsize=(max(7, 4 * ncol), 3.3 * nrow + 0.4),
+                             squeeze=False)
+    for ax, (key, pc) in zip(axes.flat, panels.items()):
+        lo, hi = float("inf"), 0.0
+        for c in pc:
+            v = sorted(c["_samples_ms"])
+            lo, hi = min(lo, v[0]), max(hi, v[-1])
+            ax.step(v, [(i + 1) / len(v) for i in range(len(v))], where="post",
+                    ls="-" if c["proto"] == "dlcp" else "--",
+                    label="%s (n=%d)" % (c["label"], len(v)))
+        bound = next((c["bound_ms"] for c in pc if c.get("bound_ms")), None)
+        if bound:
+            ax.axvline(bound, color="k", ls=":", label="physical bound")
+        if lo > 0 and hi > 20 * lo:
+            ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("completion time (ms)")
+        ax.set_ylabel("fraction of messages")
+        ax.set_title(key, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle("%s: completion-time CDF" % SCEN_TITLE.get(scen, scen),
+                 fontsize=10)
+    fig.tight_layout()
+    fn = os.path.join(outdir, "%s-cdf.png" % scen)
+    fig.savefig(fn, dpi=90)
+    plt.close(fig)
+    return os.path.basename(fn)
+
+
+def plot_cpu(cs, outdir):
+    """s8-cpu.png: goodput per CPU-second and goodput of every scenario 8
+    case, DLCP against TCP; None without a measured case."""
+    cs = [c for c in cs if c.get("mbit_per_cpu_s")]
+    if not cs:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(12, 0.45 * len(cs) + 1.8),
+                             sharey=True)
+    names = ["%s  %s" % (c["case"], c["label"]) for c in cs]
+    colors = ["tab:blue" if c["proto"] == "dlcp" else "tab:orange" for c in cs]
+    y = list(range(len(cs)))
+    for ax, key, what in ((axes[0], "mbit_per_cpu_s", "goodput per CPU-second (Mbit)"),
+                          (axes[1], "goodput_mbps", "goodput (Mbit/s)")):
+        vals = [c.get(key) or 0 for c in cs]
+        ax.barh(y, vals, color=colors)
+        for j, v in zip(y, vals):
+            ax.text(v, j, " %.0f" % v, va="center", fontsize=7)
+        ax.set_xlabel(what)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(y)
+    axes[0].set_yticklabels(names, fontsize=7)
+    axes[0].invert_yaxis()
+    fig.suptitle("%s: DLCP (blue) against TCP (orange)" % SCEN_TITLE["s8"])
+    fig.tight_layout()
+    fn = os.path.join(outdir, "s8-cpu.png")
+    fig.savefig(fn, dpi=90)
+    plt.close(fig)
+    return os.path.basename(fn)
+
+
+def plot_all(cases, outdir):
+    """Every plot of the run: {scenario: [file, ...]}."""
+    plots = {}
+    for scen in sorted({c["scenario"] for c in cases}, key=scen_key):
+        cs = [c for c in cases if c["scenario"] == scen]
+        files = [plot_scenario(scen, cs, outdir), plot_cdf(scen, cs, outdir)]
+        if scen == "s8":
+            files.append(plot_cpu(cs, outdir))
+        files = [f for f in files if f]
+        if files:
+            plots[scen] = files
+    return plots
+
+
+def scen_key(scen):
+    """Scenarios in their numeric order (s2 before s10)."""
+    return int(scen[1:]) if scen[1:].isdigit() else 99
+
+
 def main():
     outdir = sys.argv[1]
     meta = {}
@@ -503,15 +606,12 @@ def main():
                     skipped.append(rec)
                 else:
                     cases.append(summarize(rec))
-    order = {s: i for i, s in enumerate(sorted(SCEN_TITLE))}
-    cases.sort(key=lambda c: order.get(c["scenario"], 99))
+    cases.sort(key=lambda c: scen_key(c["scenario"]))
     tg = targets(cases)
-    plots = {}
-    for scen in sorted({c["scenario"] for c in cases}):
-        p = plot_scenario(scen, [c for c in cases if c["scenario"] == scen], outdir)
-        if p:
-            plots[scen] = p
-    res = {"meta": meta, "groups": groups, "targets": tg, "cases": cases,
+    plots = plot_all(cases, outdir)
+    public = [{k: v for k, v in c.items() if not k.startswith("_")}
+              for c in cases]
+    res = {"meta": meta, "groups": groups, "targets": tg, "cases": public,
            "skipped": skipped, "plots": plots, "unparsable_lines": bad_lines}
     with open(os.path.join(outdir, "results.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -589,8 +689,9 @@ def main():
     if plots:
         L.append("## Plots")
         L.append("")
-        for s, p in sorted(plots.items()):
-            L.append("- %s: ![%s](%s)" % (SCEN_TITLE.get(s, s), s, p))
+        for s, files in plots.items():
+            L.append("- %s: %s" % (SCEN_TITLE.get(s, s), " ".join(
+                "![%s](%s)" % (os.path.splitext(p)[0], p) for p in files)))
         L.append("")
     mp = [c for c in cases if c.get("path_tx_pkts")]
     if mp:

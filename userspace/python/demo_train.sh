@@ -37,7 +37,9 @@
 # BUDGET2 and ALGO), from the same seed on the same links; the part after
 # ':' reshapes the links first (clean or lossy[-rtoMS]). gloo on clean
 # links is the lossless reference; a table compares iteration time and test
-# accuracy. Rank 0's per-epoch lines are printed as they come.
+# accuracy (demo_summary.py: printed, and written beside OUT as .txt, with a
+# plot of both per epoch and phase as .png). Rank 0's per-epoch lines are
+# printed as they come.
 #
 # WORKLOAD=hook: train_digits.py, the research harness, under torchrun
 # too: gloo against DLCP through the DDP communication hook (dlcp.ddp) and
