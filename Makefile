@@ -7,6 +7,9 @@
 #   make check        all tests: unit tests, static checks, VM selftests on
 #                     Linux 6.1 and on 6.12 (Debian 12's two kernels)
 #   make check-6.12   the VM selftests on 6.12 alone
+#   make check-kernels  the core VM selftests (API, loss, UDP, KUnit, torch
+#                     smoke) on the oldest and newest Debian kernels: 5.10
+#                     (Debian 11) and unstable's (TEST_KERNELS)
 #   make demo         the main job: DDP training over gloo/TCP and over DLCP on
 #                     lossy links, side by side, in the VM
 #   make demo-ps      parameter-server gradient exchange with dlcp-demo, in the VM
@@ -61,6 +64,9 @@ ifeq ($(origin KDIR), undefined)
   endif
 endif
 export DLCP_KVER
+# The kernels of other Debian releases (DLCP_KVER=5.10, sid) build in the
+# chroot that has their compiler (tools/kernel-root); the others here.
+KBUILD_RUN = $(TOP)/tools/kernel-root exec $(KDIR) --
 # the release dlcp.ko was built for, from its vermagic (a distribution's
 # headers may report another kernelrelease than the one modules_install uses)
 KVER = $(or $(word 1,$(shell modinfo -F vermagic $(TOP)/kmod/dlcp.ko 2>/dev/null)),$(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null))
@@ -102,17 +108,17 @@ WIRESHARK_LUADIR ?= $(PREFIX)/lib/$(if $(MULTIARCH),$(MULTIARCH)/)wireshark/plug
 # there before anything is built (also under make -j); a plain build never runs
 # apt-get. DLCP_NO_DEPS=1 skips the package check (a machine set up by hand);
 # make check ignores it.
-TEST_GOALS := deps deps-6.12 check check-6.12 unit-tests static-checks selftests \
+TEST_GOALS := deps deps-6.12 deps-kernels check check-6.12 check-kernels unit-tests static-checks selftests \
 	vm-tests kunit-module demo demo-train demo-coll demo-ps bench fuzz-long \
 	debug-kernel debug-module debug-check sparse checkpatch deb-check
 DEPS_STAMP := $(if $(DLCP_NO_DEPS),,$(if $(filter $(TEST_GOALS),$(MAKECMDGOALS)),deps))
 
-.PHONY: all deps deps-6.12 deps-source module userspace test-progs selftests \
+.PHONY: all deps deps-6.12 deps-kernels check-kernels deps-source module userspace test-progs selftests \
 	check check-6.12 unit-tests static-checks vm-tests demo demo-coll demo-ps \
 	install install-module install-userspace install-python uninstall \
 	uninstall-module uninstall-userspace uninstall-python clean checkpatch sparse \
 	dlcpstat dkms-install dkms-uninstall deb deb-check bench perf demo-train fuzz-long \
-	debug-kernel debug-module debug-check kunit-module check-torch2
+	debug-kernel debug-module debug-check kunit-module check-torch2 kernels-tests
 
 all: module userspace
 
@@ -126,13 +132,20 @@ deps-6.12:
 deps-source:
 	@tools/install-deps --source
 
+# The kernels of other Debian releases that make check-kernels tests on,
+# each in a chroot of its release (tools/kernel-root): the oldest DLCP
+# supports and the newest Debian publishes.
+TEST_KERNELS := bullseye sid
+deps-kernels:
+	@tools/install-deps $(addprefix --kernel ,$(TEST_KERNELS))
+
 # (with DLCP_KVER, tools/test-kernel has said which headers are missing)
 module: $(DEPS_STAMP)
 	@[ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ] || { [ -n "$(DLCP_KVER)" ] || \
 		echo "no kernel headers found: install those of the running kernel" \
 		     "(Debian/Ubuntu: apt-get install linux-headers-$$(uname -r))" \
 		     "or set KDIR= (or DLCP_KVER=: tools/test-kernel --list)" >&2; exit 1; }
-	$(MAKE) -C kmod KDIR=$(KDIR) W=1
+	$(KBUILD_RUN) $(MAKE) -C kmod KDIR=$(KDIR) W=1
 
 # what a node runs: tools, library, demo and benchmark programs (libc only)
 userspace: $(DEPS_STAMP)
@@ -165,7 +178,7 @@ selftests: $(DEPS_STAMP) deps-source
 # ---------------------------------------------------------------------------
 # The VM selftests run on 6.1, then on 6.12 (kmod/ and build/kunit/ are
 # rebuilt for it, and stay so).
-check: deps-6.12 deps-source
+check: deps-6.12 deps-kernels deps-source
 	@mkdir -p build
 	@rm -f build/*.tap
 	@rc=0; \
@@ -174,6 +187,7 @@ check: deps-6.12 deps-source
 	$(MAKE) --no-print-directory vm-tests || rc=1; \
 	DLCP_TORCH_LOSS=0 $(MAKE) --no-print-directory vm-tests \
 		DLCP_KVER=6.12 || rc=1; \
+	$(MAKE) --no-print-directory kernels-tests || rc=1; \
 	selftests/ktap-totals build/*.tap || rc=1; \
 	exit $$rc
 
@@ -201,7 +215,7 @@ define build_kmod_copy
 	cp kmod/*.c kmod/*.h kmod/Kbuild kmod/Makefile $(2)/kmod/
 	cp uapi/linux/*.h $(2)/uapi/linux/
 	cp VERSION $(2)/
-	$(MAKE) -C $(2)/kmod KDIR=$(1) $(3) W=1
+	$(TOP)/tools/kernel-root exec $(1) -- $(MAKE) -C $(2)/kmod KDIR=$(1) $(3) W=1
 endef
 
 # The KUnit tests (kmod/dlcp_*_test.c): dlcp_test.ko, with a dlcp.ko that
@@ -227,6 +241,29 @@ check-6.12: deps-6.12
 	selftests/ktap-totals build/vm-6.12.tap || rc=1; \
 	exit $$rc
 
+# The core VM selftests on each of TEST_KERNELS (build/vm-SUITE.tap): the
+# module and the KUnit module are built against it, in its chroot, and it
+# is booted; dlcp_loss.sh and dlcp_loss_udp.sh run their short subset
+# (DLCP_LOSS_CORE=1). The rest of the suite runs on 6.1 and 6.12.
+CORE_COMPONENTS := dlcp_api dlcp_loss.sh dlcp_loss_udp.sh dlcp_kunit.sh dlcp_torch.sh
+kernels-tests:
+	@rc=0; \
+	for k in $(TEST_KERNELS); do \
+		echo "# core VM selftests on Debian $$k's kernel" \
+			"$$(tools/test-kernel --release $$k)"; \
+		DLCP_TORCH_LOSS=0 DLCP_LOSS_CORE=1 $(MAKE) --no-print-directory \
+			vm-tests DLCP_KVER=$$k COMPONENTS="$(CORE_COMPONENTS)" || rc=1; \
+	done; \
+	exit $$rc
+
+check-kernels: deps-kernels
+	@mkdir -p build
+	@rm -f $(TEST_KERNELS:%=build/vm-%.tap)
+	@rc=0; \
+	$(MAKE) --no-print-directory kernels-tests || rc=1; \
+	selftests/ktap-totals $(TEST_KERNELS:%=build/vm-%.tap) || rc=1; \
+	exit $$rc
+
 checkpatch: $(DEPS_STAMP) deps-source
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \
 		--no-tree -f kmod/dlcp_*.c kmod/dlcp_af.h kmod/dlcp_impl.h \
@@ -234,7 +271,7 @@ checkpatch: $(DEPS_STAMP) deps-source
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl \
 		--no-tree -f kmod/dlcp_trace.h
 	$$(tools/install-deps --print-source-dir)/scripts/checkpatch.pl --strict \
-		--no-tree --ignore LINUX_VERSION_CODE -f kmod/dlcp_compat.h
+		--no-tree --ignore LINUX_VERSION_CODE,MACRO_WITH_FLOW_CONTROL -f kmod/dlcp_compat.h
 
 sparse: $(DEPS_STAMP)
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod CONFIG_DLCP=m C=2 CHECK=sparse modules

@@ -149,9 +149,9 @@ int dlcp_buf_from_skb(struct dlcp_buf *b, u32 off, const struct sk_buff *skb,
 		p = i < ARRAY_SIZE(pages) ? pages[i] : dlcp_buf_page(b, off, gfp);
 		if (!p)
 			return -ENOMEM;
-		va = kmap_local_page(p);
+		va = dlcp_kmap_local_page(p);
 		err = skb_copy_bits(skb, skb_off, va + poff, n);
-		kunmap_local(va);
+		dlcp_kunmap_local(va);
 		if (err)
 			return err;
 		off += n;
@@ -257,7 +257,7 @@ int dlcp_buf_frag_skb(struct dlcp_buf *b, u32 off, u32 len,
 		len -= n;
 	}
 	/* the pages are the message's: nothing on the path may write them */
-	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	dlcp_skb_set_shared_frag(skb);
 	return 0;
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_buf_frag_skb);
@@ -400,7 +400,7 @@ static int dlcp_rs_grow(struct dlcp_rangeset *rs, gfp_t gfp)
 	if (rs->cap < DLCP_RS_PAGE_RANGES) {
 		u32 cap = rs->cap ? rs->cap * 2 : 8;
 
-		n = krealloc_array(rs->pg[0], cap, sizeof(*n), gfp);
+		n = dlcp_krealloc_array(rs->pg[0], cap, sizeof(*n), gfp);
 		if (!n)
 			return -ENOMEM;
 		rs->pg[0] = n;

@@ -131,7 +131,7 @@ static int dlcp_diag_fill(struct sock *sk, struct sk_buff *skb,
 			.idiag_rmem = sk_rmem_alloc_get(sk),
 			.idiag_wmem = min_t(u64, READ_ONCE(dsk->snd_mem),
 					    U32_MAX),
-			.idiag_fmem = sk_forward_alloc_get(sk),
+			.idiag_fmem = dlcp_sk_forward_alloc(sk),
 			.idiag_tmem = sk_wmem_alloc_get(sk),
 		};
 
@@ -159,7 +159,7 @@ struct dlcp_diag_dump {
 	struct sk_buff			*skb;
 	struct netlink_callback		*cb;
 	const struct inet_diag_req_v2	*req;
-	struct nlattr			*bc;
+	const struct inet_diag_dump_data	*cb_data;
 	bool				net_admin;
 };
 
@@ -178,7 +178,7 @@ static int dlcp_diag_dump_sk(struct sock *sk, void *arg)
 		return 0;
 	if (r->id.idiag_dport && r->id.idiag_dport != inet->inet_dport)
 		return 0;
-	if (!inet_diag_bc_sk(d->bc, sk))
+	if (!dlcp_inet_diag_bc_sk(d->cb_data, sk))
 		return 0;
 	return dlcp_diag_fill(sk, d->skb, d->cb, r, NLM_F_MULTI,
 			      d->net_admin) < 0;
@@ -192,7 +192,7 @@ static void dlcp_diag_dump(struct sk_buff *skb, struct netlink_callback *cb,
 		.skb		= skb,
 		.cb		= cb,
 		.req		= req,
-		.bc		= cb_data->inet_diag_nla_bc,
+		.cb_data	= cb_data,
 		.net_admin	= netlink_net_capable(cb->skb, CAP_NET_ADMIN),
 	};
 

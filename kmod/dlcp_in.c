@@ -438,7 +438,7 @@ static void dlcp_in_complete(struct sock *sk, struct dlcp_in_msg *m)
 nomem:
 	/* retried on the next packet or probe of the message */
 	kfree(d);
-	kfree_skb_reason(skb, SKB_DROP_REASON_NOMEM);
+	dlcp_kfree_skb_reason(skb, DLCP_DROP_REASON(NOMEM));
 	DLCP_INC_STATS(net, DLCP_MIB_DROP_NOMEM);
 }
 
@@ -767,30 +767,30 @@ static bool dlcp_pull_hdr(struct sk_buff *skb)
  * state, DLCP's own limits): SKB_DROP_REASON_NOT_SPECIFIED. DLCP's
  * checksum is UDP's, over a pseudo-header that names DLCP.
  */
-static const enum skb_drop_reason dlcp_drop_reasons[__DLCP_MIB_MAX] = {
-	[DLCP_MIB_DROP_SHORT]		= SKB_DROP_REASON_PKT_TOO_SMALL,
-	[DLCP_MIB_DROP_VERSION]		= SKB_DROP_REASON_UNHANDLED_PROTO,
-	[DLCP_MIB_DROP_TYPE]		= SKB_DROP_REASON_UNHANDLED_PROTO,
-	[DLCP_MIB_CSUM_ERRORS]		= SKB_DROP_REASON_UDP_CSUM,
-	[DLCP_MIB_DROP_NOSOCKET]	= SKB_DROP_REASON_NO_SOCKET,
-	[DLCP_MIB_DROP_RCVMEM]		= SKB_DROP_REASON_SOCKET_RCVBUFF,
-	[DLCP_MIB_DROP_NOMEM]		= SKB_DROP_REASON_NOMEM,
-	[DLCP_MIB_DROP_CLOSED]		= SKB_DROP_REASON_NO_SOCKET,
-	[DLCP_MIB_DROP_NOT_HOST]	= SKB_DROP_REASON_OTHERHOST,
-	[DLCP_MIB_DROP_POLICY]		= SKB_DROP_REASON_XFRM_POLICY,
-	[DLCP_MIB_DROP_FILTER]		= SKB_DROP_REASON_SOCKET_FILTER,
-	[DLCP_MIB_DROP_ADDR]		= SKB_DROP_REASON_IP_INHDR,
-	[DLCP_MIB_DROP_PROTOMEM]	= SKB_DROP_REASON_PROTO_MEM,
+static const dlcp_skb_reason dlcp_drop_reasons[__DLCP_MIB_MAX] = {
+	[DLCP_MIB_DROP_SHORT]		= DLCP_DROP_REASON(PKT_TOO_SMALL),
+	[DLCP_MIB_DROP_VERSION]		= DLCP_DROP_REASON(UNHANDLED_PROTO),
+	[DLCP_MIB_DROP_TYPE]		= DLCP_DROP_REASON(UNHANDLED_PROTO),
+	[DLCP_MIB_CSUM_ERRORS]		= DLCP_DROP_REASON(UDP_CSUM),
+	[DLCP_MIB_DROP_NOSOCKET]	= DLCP_DROP_REASON(NO_SOCKET),
+	[DLCP_MIB_DROP_RCVMEM]		= DLCP_DROP_REASON(SOCKET_RCVBUFF),
+	[DLCP_MIB_DROP_NOMEM]		= DLCP_DROP_REASON(NOMEM),
+	[DLCP_MIB_DROP_CLOSED]		= DLCP_DROP_REASON(NO_SOCKET),
+	[DLCP_MIB_DROP_NOT_HOST]	= DLCP_DROP_REASON(OTHERHOST),
+	[DLCP_MIB_DROP_POLICY]		= DLCP_DROP_REASON(XFRM_POLICY),
+	[DLCP_MIB_DROP_FILTER]		= DLCP_DROP_REASON(SOCKET_FILTER),
+	[DLCP_MIB_DROP_ADDR]		= DLCP_DROP_REASON(IP_INHDR),
+	[DLCP_MIB_DROP_PROTOMEM]	= DLCP_DROP_REASON(PROTO_MEM),
 };
 
 /* The kernel's drop reason of a packet counted under @why. */
-static enum skb_drop_reason dlcp_skb_drop_reason(enum dlcp_mib_field why)
+static dlcp_skb_reason dlcp_skb_drop_reason(enum dlcp_mib_field why)
 {
-	enum skb_drop_reason reason = SKB_NOT_DROPPED_YET;
+	dlcp_skb_reason reason = 0;
 
 	if (why < ARRAY_SIZE(dlcp_drop_reasons))
 		reason = dlcp_drop_reasons[why];
-	return reason ?: SKB_DROP_REASON_NOT_SPECIFIED;
+	return reason ?: DLCP_DROP_REASON(NOT_SPECIFIED);
 }
 
 /*
@@ -801,7 +801,7 @@ int dlcp_drop(struct net *net, struct sk_buff *skb, enum dlcp_mib_field why)
 {
 	DLCP_INC_STATS(net, why);
 	trace_dlcp_drop(dlcp_mib_names[why], skb->len);
-	kfree_skb_reason(skb, dlcp_skb_drop_reason(why));
+	dlcp_kfree_skb_reason(skb, dlcp_skb_drop_reason(why));
 	return 0;
 }
 

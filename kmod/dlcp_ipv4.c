@@ -262,7 +262,7 @@ static int dlcp4_err(struct sk_buff *skb, u32 info)
 	sk = dlcp_out_err_sock(net, &saddr, &daddr, h, skb->dev->ifindex);
 	if (!sk)
 		return 0;
-	ipv4_sk_update_pmtu(skb, sk, info);
+	dlcp_ipv4_sk_update_pmtu(skb, sk, info);
 	dlcp_out_err_pmtu(sk, &daddr, info);
 	return 0;
 }

@@ -292,7 +292,7 @@ static int dlcp6_err(struct sk_buff *skb, struct inet6_skb_parm *opt,
 			       skb->dev->ifindex);
 	if (!sk)
 		return 0;
-	ip6_sk_update_pmtu(skb, sk, info);
+	dlcp_ip6_sk_update_pmtu(skb, sk, info);
 	dlcp_out_err_pmtu(sk, &ip6h->daddr, ntohl(info));
 	return 0;
 }
@@ -318,6 +318,8 @@ int dlcp_ipv6_init(void)
 	dlcpv6_protosw.protocol = dlcp_ipproto;
 	dlcp_proto_set_ipv6_pinfo(&dlcpv6_prot,
 				  offsetof(struct dlcp6_sock, inet6));
+	dlcp_proto_set_per_cpu_fw_alloc(&dlcpv6_prot,
+					&dlcp_memory_per_cpu_fw_alloc);
 	err = proto_register(&dlcpv6_prot, 1);
 	if (err)
 		return err;

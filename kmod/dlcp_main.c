@@ -121,6 +121,8 @@ static int __init dlcp_init(void)
 	err = dlcp_page_init();
 	if (err)
 		goto exit_mem;
+	dlcp_proto_set_per_cpu_fw_alloc(&dlcp_prot,
+					&dlcp_memory_per_cpu_fw_alloc);
 	err = proto_register(&dlcp_prot, 1);
 	if (err)
 		goto exit_page;

@@ -766,7 +766,7 @@ void dlcp_out_complete(struct sock *sk, struct dlcp_out_msg *m, u32 status,
 	serr->ee.ee_data = lost;
 	dlcp_mem_errq_owner(skb, sk);
 	skb_queue_tail(&sk->sk_error_queue, skb);
-	sk_error_report(sk);
+	dlcp_sk_error_report(sk);
 }
 
 /*

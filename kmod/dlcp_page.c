@@ -139,7 +139,7 @@ static struct page *dlcp_page_take(struct dlcp_page_cache *pc, int s,
 	if (!pc->nr[s])
 		return NULL;
 	p = pc->pages[s][--pc->nr[s]];
-	if (s == DLCP_PAGE_CHARGED && page_memcg_check(p) != memcg) {
+	if (s == DLCP_PAGE_CHARGED && dlcp_page_memcg_of(p) != memcg) {
 		put_page(p);
 		return NULL;
 	}
@@ -158,7 +158,7 @@ static void dlcp_page_stack(struct dlcp_page_cache *pc, struct page *p,
 			    unsigned int max)
 	__must_hold(RCU)
 {
-	int s = page_memcg_check(p) ? DLCP_PAGE_CHARGED : DLCP_PAGE_FREE;
+	int s = dlcp_page_memcg_of(p) ? DLCP_PAGE_CHARGED : DLCP_PAGE_FREE;
 
 	if (pc->nr[s] < max)
 		pc->pages[s][pc->nr[s]++] = p;

@@ -58,7 +58,7 @@ int dlcp_get_port(struct sock *sk, unsigned short snum)
 	} else {
 		inet_get_local_port_range(net, &low, &high);
 		remaining = high - low + 1;
-		port = low + get_random_u32_below(remaining);
+		port = low + dlcp_random_below(remaining);
 		while (dlcp_port_used(net, port) ||
 		       inet_is_local_reserved_port(net, port)) {
 			if (--remaining <= 0) {

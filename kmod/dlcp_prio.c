@@ -92,14 +92,14 @@ int dlcp_mark_droppable(struct dlcp_out_msg *m, u32 ppm)
 	xa_for_each(&m->buf.pages, idx, p) {
 		u32 base = idx << PAGE_SHIFT;
 		u32 n = min_t(u32, PAGE_SIZE, m->len - base) / esize, i;
-		void *va = kmap_local_page(p);
+		void *va = dlcp_kmap_local_page(p);
 
 		for (i = 0; i < n; i++) {
 			u32 s = (base + i * esize) / m->seg_size;
 
 			mag[s] = max(mag[s], dlcp_elem_mag(va, i, m->meta.dtype));
 		}
-		kunmap_local(va);
+		dlcp_kunmap_local(va);
 		cond_resched();
 	}
 	memcpy(sorted, mag, m->nsegs * sizeof(*mag));

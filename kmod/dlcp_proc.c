@@ -245,12 +245,12 @@ static int dlcp_sockets_one(struct sock *sk, void *arg)
 	seq_printf(it->seq, ":%04X ", inet->inet_num);
 	dlcp_seq_addr(it->seq, &raddr);
 	seq_printf(it->seq,
-		   ":%04X %02X %08llX:%08X %5u %5u %5u %8u %5u %lu\n",
+		   ":%04X %02X %08llX:%08X %5u %5u %5u %8u %5u %llu\n",
 		   ntohs(inet->inet_dport), sk->sk_state,
 		   (unsigned long long)info.snd_mem, info.rcv_mem,
 		   info.out_msgs, info.in_msgs, info.cwnd, info.srtt_us,
-		   from_kuid_munged(seq_user_ns(it->seq), sock_i_uid(sk)),
-		   sock_i_ino(sk));
+		   from_kuid_munged(seq_user_ns(it->seq), dlcp_sk_uid(sk)),
+		   (u64)sock_i_ino(sk));
 	return 0;
 }
 
@@ -279,10 +279,10 @@ static int dlcp_peers_one(struct sock *sk, void *arg)
 				   dsk->inet.inet_rcv_saddr, dsk->inet.inet_num);
 			dlcp_seq_addr(it->seq, &p->daddr);
 			seq_printf(it->seq,
-				   " %5u %8u %5u %8u %9u %5u %9u %6u %lu\n",
+				   " %5u %8u %5u %8u %9u %5u %9u %6u %llu\n",
 				   dp.msgs, dp.inflight, dp.cwnd, dp.srtt_us,
 				   dp.rttvar_us, dp.alpha, dp.rto_shift,
-				   dp.reo_us, sock_i_ino(sk));
+				   dp.reo_us, (u64)sock_i_ino(sk));
 		}
 	rcu_read_unlock();
 	return 0;

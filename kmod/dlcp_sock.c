@@ -75,8 +75,10 @@ static bool dlcp_local_addr(struct sock *sk, const struct in6_addr *addr)
 	return dlcp_af_of(addr)->local_addr(sock_net(sk), addr);
 }
 
-static int dlcp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
+static int dlcp_bind(struct socket *sock, dlcp_ops_sockaddr *ops_addr,
+		     int len)
 {
+	struct sockaddr *uaddr = (struct sockaddr *)ops_addr;
 	struct sock *sk = sock->sk;
 	struct net *net = sock_net(sk);
 	struct in6_addr addr;
@@ -99,7 +101,7 @@ static int dlcp_bind(struct socket *sock, struct sockaddr *uaddr, int len)
 		return -EADDRNOTAVAIL;
 	snum = ntohs(port);
 	if (snum && inet_port_requires_bind_service(net, snum) &&
-	    !(flags & BIND_NO_CAP_NET_BIND_SERVICE) &&
+	    !(flags & DLCP_BIND_NO_CAP_NET_BIND_SERVICE) &&
 	    !ns_capable(net->user_ns, CAP_NET_BIND_SERVICE))
 		return -EACCES;
 
@@ -127,9 +129,10 @@ static int dlcp_autobind(struct sock *sk)
 	return err;
 }
 
-static int dlcp_connect(struct socket *sock, struct sockaddr *uaddr, int len,
-			int flags)
+static int dlcp_connect(struct socket *sock, dlcp_ops_sockaddr *ops_addr,
+			int len, int flags)
 {
+	struct sockaddr *uaddr = (struct sockaddr *)ops_addr;
 	struct sock *sk = sock->sk;
 	struct in6_addr daddr;
 	__be16 dport;
@@ -518,7 +521,7 @@ static int dlcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 	if (!inet_sk(sk)->inet_num)
 		return -ENOTCONN;
 
-	skb = skb_recv_datagram(sk, flags, &err);
+	skb = dlcp_skb_recv_datagram(sk, flags, &err);
 	if (!skb)
 		return err;
 	d = dlcp_skb_delivery(skb);
@@ -786,6 +789,9 @@ static void dlcp_close(struct sock *sk, long timeout)
 	sk_common_release(sk);
 }
 
+/* dlcp_recvmsg() with the signature of the kernel's struct proto */
+DLCP_PROTO_RECVMSG(dlcp_proto_recvmsg, dlcp_recvmsg)
+
 struct proto dlcp_prot = {
 	.name		= "DLCP",
 	.owner		= THIS_MODULE,
@@ -794,7 +800,7 @@ struct proto dlcp_prot = {
 	.destroy	= dlcp_destroy_sock,
 	.setsockopt	= dlcp_setsockopt,
 	.getsockopt	= dlcp_getsockopt,
-	.recvmsg	= dlcp_recvmsg,
+	.recvmsg	= dlcp_proto_recvmsg,
 	.hash		= dlcp_hash,
 	.unhash		= dlcp_unhash,
 	.get_port	= dlcp_get_port,
@@ -802,7 +808,6 @@ struct proto dlcp_prot = {
 	.memory_pressure = &dlcp_memory_pressure,
 	.enter_memory_pressure = dlcp_enter_memory_pressure,
 	.sockets_allocated = &dlcp_sockets_allocated,
-	.per_cpu_fw_alloc = &dlcp_memory_per_cpu_fw_alloc,
 	.sysctl_mem	= dlcp_sysctl_mem,
 	.sysctl_rmem	= dlcp_sysctl_rmem,
 	.obj_size	= sizeof(struct dlcp_sock),
@@ -823,7 +828,7 @@ struct proto dlcpv6_prot = {
 	.destroy	= dlcp6_destroy_sock,
 	.setsockopt	= dlcp_setsockopt,
 	.getsockopt	= dlcp_getsockopt,
-	.recvmsg	= dlcp_recvmsg,
+	.recvmsg	= dlcp_proto_recvmsg,
 	.hash		= dlcp_hash,
 	.unhash		= dlcp_unhash,
 	.get_port	= dlcp_get_port,
@@ -831,7 +836,6 @@ struct proto dlcpv6_prot = {
 	.memory_pressure = &dlcp_memory_pressure,
 	.enter_memory_pressure = dlcp_enter_memory_pressure,
 	.sockets_allocated = &dlcp_sockets_allocated,
-	.per_cpu_fw_alloc = &dlcp_memory_per_cpu_fw_alloc,
 	.sysctl_mem	= dlcp_sysctl_mem,
 	.sysctl_rmem	= dlcp_sysctl_rmem,
 	.obj_size	= sizeof(struct dlcp6_sock),

@@ -31,7 +31,7 @@ static unsigned long dlcp_guard_interval(struct sock *sk)
 
 static void dlcp_guard_fire(struct timer_list *t)
 {
-	struct dlcp_sock *dsk = from_timer(dsk, t, guard);
+	struct dlcp_sock *dsk = dlcp_timer_container_of(dsk, t, guard);
 	struct sock *sk = &dsk->inet.sk;
 	unsigned long now = jiffies;
 	LIST_HEAD(reap);
@@ -107,8 +107,8 @@ void dlcp_timer_init(struct sock *sk)
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 
 	timer_setup(&dsk->guard, dlcp_guard_fire, 0);
-	hrtimer_init(&dsk->pacer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED_SOFT);
-	dsk->pacer.function = dlcp_pacer_fire;
+	dlcp_hrtimer_setup(&dsk->pacer, dlcp_pacer_fire, CLOCK_MONOTONIC,
+			   HRTIMER_MODE_ABS_PINNED_SOFT);
 }
 
 /* Cancel both timers; dsk->dead is set, so they cannot re-arm. */
@@ -116,6 +116,6 @@ void dlcp_timer_stop(struct sock *sk)
 {
 	struct dlcp_sock *dsk = dlcp_sk(sk);
 
-	del_timer_sync(&dsk->guard);
+	dlcp_timer_delete_sync(&dsk->guard);
 	hrtimer_cancel(&dsk->pacer);
 }

@@ -114,7 +114,7 @@ static int dlcp_udp_gso_rcv(struct sock *sk, struct sk_buff *skb)
 	segs = udp_rcv_segment(sk, skb, sk->sk_family == AF_INET);
 	skb_list_walk_safe(segs, skb, next) {
 		__skb_pull(skb, skb_transport_offset(skb));
-		udp_post_segment_fix_csum(skb);
+		dlcp_udp_post_segment_fix_csum(skb);
 		dlcp_udp_rcv_pkt(sk, skb);
 	}
 	return 0;
@@ -174,7 +174,6 @@ int dlcp_udp_enable(struct net *net)
 		.encap_type	= 1,
 		.encap_rcv	= dlcp_udp_encap_rcv,
 		.encap_err_lookup = dlcp_udp_err_lookup,
-		.encap_err_rcv	= dlcp_udp_err_rcv,
 	};
 	struct udp_port_cfg cfg = {
 		.family		= AF_INET,
@@ -202,15 +201,16 @@ int dlcp_udp_enable(struct net *net)
 	if (err == -EAFNOSUPPORT) {	/* IPv6 disabled: IPv4 only */
 		sock6 = NULL;
 	} else if (err) {
-		udp_tunnel_sock_release(sock);
+		udp_tunnel_sock_release(dlcp_udp_tunnel_sock(sock));
 		goto out;
 	}
 	err = 0;
-	setup_udp_tunnel_sock(net, sock, &tcfg);
-	udp_allow_gso(sock->sk);
+	dlcp_set_encap_err_rcv(&tcfg, dlcp_udp_err_rcv);
+	setup_udp_tunnel_sock(net, dlcp_udp_tunnel_sock(sock), &tcfg);
+	dlcp_udp_allow_gso(sock->sk);
 	if (sock6) {
-		setup_udp_tunnel_sock(net, sock6, &tcfg);
-		udp_allow_gso(sock6->sk);
+		setup_udp_tunnel_sock(net, dlcp_udp_tunnel_sock(sock6), &tcfg);
+		dlcp_udp_allow_gso(sock6->sk);
 	}
 	old = dn->udp_sock;
 	old6 = dn->udp6_sock;
@@ -220,9 +220,9 @@ int dlcp_udp_enable(struct net *net)
 out:
 	mutex_unlock(&dn->udp_lock);
 	if (old)
-		udp_tunnel_sock_release(old);
+		udp_tunnel_sock_release(dlcp_udp_tunnel_sock(old));
 	if (old6)
-		udp_tunnel_sock_release(old6);
+		udp_tunnel_sock_release(dlcp_udp_tunnel_sock(old6));
 	return err;
 }
 
@@ -249,9 +249,9 @@ void dlcp_udp_disable(struct net *net)
 	struct dlcp_net *dn = dlcp_pernet(net);
 
 	if (dn->udp_sock)
-		udp_tunnel_sock_release(dn->udp_sock);
+		udp_tunnel_sock_release(dlcp_udp_tunnel_sock(dn->udp_sock));
 	if (dn->udp6_sock)
-		udp_tunnel_sock_release(dn->udp6_sock);
+		udp_tunnel_sock_release(dlcp_udp_tunnel_sock(dn->udp6_sock));
 	dn->udp_sock = NULL;
 	dn->udp6_sock = NULL;
 }

@@ -924,6 +924,16 @@ CASES=(
 )
 
 [ "$ENCAP" = udp ] && CASES+=(udp_entropy udp_gso udp_port_in_use udp_malformed)
+# DLCP_LOSS_CORE=1: a short subset, for the kernels that run the core
+# selftests alone (make check-kernels): exact and lossy delivery, burst
+# loss, critical ranges, lost bytes as zeros, the deadline; in UDP mode
+# also its GSO and malformed payloads
+if [ -n "${DLCP_LOSS_CORE:-}" ]; then
+	CASES=(exact_under_loss budget_5pct_loss_1pct burst_loss_gemodel
+	       critical_ranges_intact lost_bytes_zero_in_used_pages
+	       deadline_over_budget)
+	[ "$ENCAP" = udp ] && CASES+=(udp_gso udp_malformed)
+fi
 # DLCP_LOSS_CASES="a b": run only these cases
 [ -n "${DLCP_LOSS_CASES:-}" ] && read -r -a CASES <<< "$DLCP_LOSS_CASES"
 

@@ -15,7 +15,8 @@
 # (seconds, default 3600), KSFT_DIR (kselftest harness, see Makefile);
 # passed to the guest: DLCP_SLOW=1 (also run the slow dlcp_prio.sh),
 # DLCP_BIG (big message of dlcp_netns.sh, default 16m), DLCP_XFER_TIMEOUT,
-# DLCP_TORCH_LOSS=0 (dlcp_torch.sh without its lossy pass).
+# DLCP_TORCH_LOSS=0 (dlcp_torch.sh without its lossy pass), DLCP_LOSS_CORE=1
+# (dlcp_loss.sh's short subset).
 
 set -o pipefail
 
@@ -40,7 +41,7 @@ fi
 
 # Knobs of the in-guest scripts, passed on when set.
 envs=()
-for v in DLCP_SLOW DLCP_BIG DLCP_XFER_TIMEOUT DLCP_TORCH_LOSS; do
+for v in DLCP_SLOW DLCP_BIG DLCP_XFER_TIMEOUT DLCP_TORCH_LOSS DLCP_LOSS_CORE; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
 
