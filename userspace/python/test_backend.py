@@ -428,6 +428,124 @@ def matrix(ck):
         ck.run("%s: broadcast, all_gather, reduce_scatter SUM, send/recv exact" % name, moves)
 
 
+def moves(ck):
+    """reduce, gather, scatter, all_to_all, all_to_all_single (equal and
+    uneven parts, empty ones), the object collectives on top of them and
+    recv from any source, against direct computations and against gloo."""
+    import torch
+    import torch.distributed as dist
+    R, W = dist.get_rank(), dist.get_world_size()
+    S, f32, i64 = dist.ReduceOp, torch.float32, torch.int64
+    gloo = dist.new_group(backend="gloo")
+
+    def reduce():
+        bad = []
+        ops = [(S.SUM, f32, 1001), (S.SUM, torch.int32, 77), (S.SUM, torch.float16, 50),
+               (S.MAX, i64, 33), (S.PRODUCT, torch.float64, 9), (S.MIN, torch.bool, 5)]
+        if hasattr(S, "AVG"):
+            ops.append((S.AVG, f32, 40))
+        for root in sorted({0, W - 1}):
+            for op, dt, n in ops:
+                x, xg = _vals(R, n, dt), _vals(R, n, dt)
+                if op == S.PRODUCT:
+                    x, xg = x % 3 + 1, xg % 3 + 1
+                mine = x.clone()
+                dist.reduce(x, root, op=op)
+                # gloo reduces neither bool (MIN: "all") nor with AVG
+                if dt == torch.bool:
+                    xg = torch.stack([_vals(r, n, dt) for r in range(W)]).all(0)
+                elif op == getattr(S, "AVG", None):
+                    xg = torch.stack([_vals(r, n, dt) for r in range(W)]).sum(0) / W
+                else:
+                    dist.reduce(xg, root, op=op, group=gloo)
+                if R == root and not _same(x, xg) or R != root and not _same(x, mine):
+                    bad.append("%s %s root %d: %s, gloo %s" % (op, dt, root, x[:4].tolist(),
+                                                               xg[:4].tolist()))
+        return not bad, "; ".join(bad)
+    ck.run("reduce SUM float32/int32/float16, MAX int64, PRODUCT float64 to roots 0 and %d "
+           "= gloo's, MIN bool and AVG exact; other ranks' tensors unchanged" % (W - 1), reduce)
+
+    def gather_scatter():
+        bad = []
+        for root in sorted({0, W - 1}):
+            for dt, n in ((i64, 7), (f32, (1 << 18) + 5), (torch.bool, 3)):
+                def v(r, k):
+                    return _vals(r, n, dt) if dt == torch.bool else _vals(r, n, dt) + k
+                outs = [torch.zeros(n, dtype=dt) for _ in range(W)] if R == root else None
+                dist.gather(v(R, R), outs, root)
+                if R == root and not all(_same(outs[r], v(r, r)) for r in range(W)):
+                    bad.append("gather %s to %d" % (dt, root))
+                out = torch.zeros(n, dtype=dt)
+                dist.scatter(out, [v(root, 10 * r) for r in range(W)] if R == root else None,
+                             root)
+                if not _same(out, v(root, 10 * R)):
+                    bad.append("scatter %s from %d" % (dt, root))
+        return not bad, ", ".join(bad)
+    ck.run("gather and scatter int64, float32 (over 1 MiB), bool to/from roots 0 and %d exact"
+           % (W - 1), gather_scatter)
+
+    # rank s sends rank d (s + 2 d) % 3 rows of 3 (some parts empty)
+    def rows(s, d):
+        return (s + 2 * d) % 3
+
+    def part(s, d, dt):
+        return (torch.arange(rows(s, d) * 3).view(-1, 3) + 100 * s + 10 * d).to(dt)
+
+    def a2a_list():
+        outs = [torch.full((rows(p, R), 3), -1, dtype=i64) for p in range(W)]
+        dist.all_to_all(outs, [part(R, d, i64) for d in range(W)])
+        return all(_same(outs[p], part(p, R, i64)) for p in range(W)), [o.tolist() for o in outs]
+    ck.run("all_to_all of lists, uneven parts (some empty) exact", a2a_list)
+
+    def a2a_single():
+        ins = [rows(R, d) for d in range(W)]
+        outs_n = [rows(p, R) for p in range(W)]
+        x = torch.cat([part(R, d, torch.float64) for d in range(W)])
+        y, yg = (torch.zeros(sum(outs_n), 3, dtype=torch.float64) for _ in range(2))
+        dist.all_to_all_single(y, x, outs_n, ins)
+        dist.all_to_all_single(yg, x, outs_n, ins, group=gloo)
+        P = (1 << 18) + 3                   # parts of two messages
+        big = torch.arange(W * P, dtype=f32) + R * 0.5
+        out = torch.zeros_like(big)
+        dist.all_to_all_single(out, big)
+        want = torch.cat([torch.arange(R * P, (R + 1) * P, dtype=f32) + p * 0.5
+                          for p in range(W)])
+        ok1 = _same(y, torch.cat([part(p, R, torch.float64) for p in range(W)]))
+        return ok1 and _same(y, yg) and _same(out, want), (y[:2].tolist(), yg[:2].tolist())
+    ck.run("all_to_all_single: uneven splits (some empty) = gloo's, equal splits of "
+           "parts over 1 MiB exact", a2a_single)
+
+    def bad_split():
+        return _expect_error(lambda: dist.all_to_all_single(
+            torch.zeros(W), torch.zeros(W), [1] * W, [W] * W), "split sizes")
+    ck.run("all_to_all_single with split sizes that do not add up: ValueError", bad_split)
+
+    def objects():
+        obj = {"rank": R, "data": list(range(R + 1))}
+        got = [None] * W if R == 0 else None
+        dist.gather_object(obj, got, dst=0)
+        out = [None]
+        dist.scatter_object_list(out, [("to", r, "x" * r) for r in range(W)] if R == W - 1
+                                 else None, src=W - 1)
+        ok = out[0] == ("to", R, "x" * R) and (R != 0 or got == [
+            {"rank": r, "data": list(range(r + 1))} for r in range(W)])
+        return ok, (got, out)
+    ck.run("gather_object and scatter_object_list", objects)
+
+    def anysource():
+        if R == 0:
+            got = []
+            for _ in range(W - 1):
+                t = torch.zeros(2, dtype=i64)
+                src = dist.recv(t, tag=31)
+                got.append((src, t.tolist()))
+            return sorted(got) == [(r, [r, 7 * r]) for r in range(1, W)], got
+        dist.send(torch.tensor([R, 7 * R]), 0, tag=31)
+        return True
+    ck.run("recv from any source returns each sender's rank and tensor", anysource)
+    dist.barrier()
+
+
 def errors(ck):
     import torch
     import torch.distributed as dist
@@ -612,7 +730,7 @@ def worker(argv):
         ck.add("init_process_group(\"dlcp\"): %s" % type(dist.group.WORLD).__name__,
                dist.get_backend() == "dlcp" and
                type(dist.group.WORLD).__name__ == "ProcessGroupDlcp")
-        for part in (collectives, matrix, errors, timeouts, ddp):
+        for part in (collectives, matrix, moves, errors, timeouts, ddp):
             if part is collectives:
                 part(ck, loss)
             else:
