@@ -69,6 +69,20 @@ int dlcp_coll_init_move(struct dlcp_coll *c, struct dlcp_group *g, int dtype,
 	return 0;
 }
 
+int dlcp_coll_init_rooted(struct dlcp_coll *c, struct dlcp_group *g, int dtype,
+			  int root, size_t n, const void *mine,
+			  const void *all, const struct dlcp_coll_opts *o)
+{
+	int err = dlcp_coll_init_move(c, g, dtype, o);
+
+	if (err)
+		return err;
+	if (root < 0 || root >= g->world || (n && !mine) ||
+	    (n && g->rank == root && !all))
+		return -EINVAL;
+	return n > SIZE_MAX / c->esz / (size_t)g->world ? -EMSGSIZE : 0;
+}
+
 int dlcp_coll_fail(struct dlcp_coll *c, int err)
 {
 	if (err == -EMSGSIZE || err == -EINVAL || err == -EPROTO || err == -EIO)

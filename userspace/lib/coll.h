@@ -64,6 +64,14 @@ int dlcp_coll_init(struct dlcp_coll *c, struct dlcp_group *g, size_t n,
  */
 int dlcp_coll_init_move(struct dlcp_coll *c, struct dlcp_group *g, int dtype,
 			const struct dlcp_coll_opts *o);
+/*
+ * dlcp_coll_init_move() for a gather or scatter of @n elements per rank
+ * with @root: this rank's part @mine and, at the root, the @all of every
+ * rank must be there. 0, -EINVAL or -EMSGSIZE.
+ */
+int dlcp_coll_init_rooted(struct dlcp_coll *c, struct dlcp_group *g, int dtype,
+			  int root, size_t n, const void *mine,
+			  const void *all, const struct dlcp_coll_opts *o);
 /* End a collective with @err: errors the other ranks cannot see for
  * themselves are sent to them (an abort), so they don't wait for a
  * timeout. Returns @err. */

@@ -16,16 +16,12 @@ int dlcp_gather(struct dlcp_group *g, const void *send, void *recv, size_t n,
 		int dtype, int root, const struct dlcp_coll_opts *opts)
 {
 	struct dlcp_coll c;
-	int err = dlcp_coll_init_move(&c, g, dtype, opts), j;
+	int err, j;
 	char *out = recv;
 
+	err = dlcp_coll_init_rooted(&c, g, dtype, root, n, send, recv, opts);
 	if (err)
 		return err;
-	if (root < 0 || root >= g->world || (n && !send) ||
-	    (n && g->rank == root && !recv))
-		return -EINVAL;
-	if (n > SIZE_MAX / c.esz / (size_t)g->world)
-		return -EMSGSIZE;
 	if (g->rank != root) {
 		err = dlcp_part_send(&c, root, DLCP_FRAME_GATHER,
 				     (uint32_t)g->rank, send, n);

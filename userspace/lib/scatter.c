@@ -15,16 +15,12 @@ int dlcp_scatter(struct dlcp_group *g, const void *send, void *recv, size_t n,
 		 int dtype, int root, const struct dlcp_coll_opts *opts)
 {
 	struct dlcp_coll c;
-	int err = dlcp_coll_init_move(&c, g, dtype, opts), j;
+	int err, j;
 	const char *in = send;
 
+	err = dlcp_coll_init_rooted(&c, g, dtype, root, n, recv, send, opts);
 	if (err)
 		return err;
-	if (root < 0 || root >= g->world || (n && !recv) ||
-	    (n && g->rank == root && !send))
-		return -EINVAL;
-	if (n > SIZE_MAX / c.esz / (size_t)g->world)
-		return -EMSGSIZE;
 	if (g->rank != root) {
 		err = dlcp_part_recv(&c, root, DLCP_FRAME_SCATTER,
 				     (uint32_t)g->rank, recv, n);

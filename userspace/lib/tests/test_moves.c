@@ -26,46 +26,23 @@
 
 #include "libdlcp.h"
 #include "tap.h"
-#include "eps.h"
-
-static int transport = DLCP_TRANSPORT_TCP;
+#include "ranks.h"
 
 enum op { OP_REDUCE, OP_GATHER, OP_SCATTER, OP_A2A, OP_A2AV };
 
 #define SENTINEL	0xee	/* every byte of a receive buffer before */
 
 struct job {
-	int rank, world;
+	struct rank_job b;
 	enum op op;
-	size_t n;		/* elements (per part, but for OP_A2AV) */
-	int dtype;
 	int reduce, algo, root;
 	uint32_t budget;
-	int timeout_ms;
-	int iters;
 	int same_values;	/* reduce: all ranks contribute the same */
-	int absent;		/* this rank does not take part */
-	size_t n_override;	/* this rank's n (or its a2a part from 0) */
-	int dtype_override;
-	struct sockaddr_storage *addrs;
-	struct dlcp_ep *ep;
-	/* the ranks taking part meet here before they close their groups,
-	 * so that an abort finds every peer still listening */
-	pthread_barrier_t *done;
 	/* results */
-	int err;
 	long bad;		/* wrong elements */
 	long kept;		/* elements that kept the buffer's value */
 	struct dlcp_coll_stats st;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Byte @b of element @i of the part rank @s has for rank @d. */
 static uint8_t pat(int s, int d, size_t i, size_t b)
@@ -77,8 +54,8 @@ static uint8_t pat(int s, int d, size_t i, size_t b)
  * one of several messages. */
 static size_t a2av_count(const struct job *j, int s, int d)
 {
-	if (s == 0 && d == j->world - 1)
-		return j->n;
+	if (s == 0 && d == j->b.world - 1)
+		return j->b.n;
 	return (size_t)((s + 2 * d) % 3) * 5 + (s == d);
 }
 
@@ -90,11 +67,11 @@ static size_t a2av_layout(const struct job *j, int sending, size_t *counts,
 	size_t pos = 0;
 	int k;
 
-	for (k = 0; k < j->world; k++) {
-		int p = sending ? j->world - 1 - k : k;
+	for (k = 0; k < j->b.world; k++) {
+		int p = sending ? j->b.world - 1 - k : k;
 
-		counts[p] = sending ? a2av_count(j, j->rank, p) :
-				      a2av_count(j, p, j->rank);
+		counts[p] = sending ? a2av_count(j, j->b.rank, p) :
+				      a2av_count(j, p, j->b.rank);
 		if (!sending)
 			pos += 3;
 		displs[p] = pos;
@@ -103,32 +80,25 @@ static size_t a2av_layout(const struct job *j, int sending, size_t *counts,
 	return pos;
 }
 
-static int32_t val(int rank, size_t i, int same)
-{
-	if (same)
-		return (int32_t)(i % 50) + 1;
-	return (int32_t)((i * 7 + (size_t)rank * 13 + 3) % 101) - 50;
-}
-
 static double reduce_expect(const struct job *j, size_t i)
 {
 	double s = 0;
 	int r;
 
-	for (r = 0; r < j->world; r++)
+	for (r = 0; r < j->b.world; r++)
 		s += val(r, i, j->same_values);
 	if (j->reduce == DLCP_REDUCE_SUM)
 		return s;
-	if (j->dtype == DLCP_DTYPE_INT32)
-		return (double)((int32_t)s / j->world);
-	return (double)((float)s / (float)j->world);
+	if (j->b.dtype == DLCP_DTYPE_INT32)
+		return (double)((int32_t)s / j->b.world);
+	return (double)((float)s / (float)j->b.world);
 }
 
 /* Compare @len elements at @got with the part (@s -> @d). */
 static void check_part(struct job *j, const uint8_t *got, size_t len, int s,
 		       int d)
 {
-	size_t esz = dlcp_dtype_size(j->dtype), i, b;
+	size_t esz = dlcp_dtype_size(j->b.dtype), i, b;
 
 	for (i = 0; i < len; i++) {
 		int right = 1, kept = 1;
@@ -145,7 +115,7 @@ static void check_part(struct job *j, const uint8_t *got, size_t len, int s,
 		}
 		if (j->bad < 3)
 			fprintf(stderr, "# rank %d: element %zu of the part %d -> %d wrong\n",
-				j->rank, i, s, d);
+				j->b.rank, i, s, d);
 		j->bad++;
 	}
 }
@@ -176,24 +146,17 @@ static void do_reduce(struct job *j, struct dlcp_group *g,
 	void *buf = malloc((n ? n : 1) * 4);
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		int32_t v = val(j->rank, i, j->same_values);
-
-		if (dtype == DLCP_DTYPE_FP32)
-			((float *)buf)[i] = (float)v;
-		else
-			((int32_t *)buf)[i] = v;
-	}
-	j->err = dlcp_reduce(g, buf, n, dtype, j->root, o);
-	for (i = 0; i < n && !j->err; i++) {
+	fill_vals(buf, n, dtype, j->b.rank, j->same_values);
+	j->b.err = dlcp_reduce(g, buf, n, dtype, j->root, o);
+	for (i = 0; i < n && !j->b.err; i++) {
 		double got = dtype == DLCP_DTYPE_FP32 ? ((float *)buf)[i] :
 							((int32_t *)buf)[i];
-		double want = j->rank == j->root ? reduce_expect(j, i) :
-			      val(j->rank, i, j->same_values);
+		double want = j->b.rank == j->root ? reduce_expect(j, i) :
+			      val(j->b.rank, i, j->same_values);
 
 		if (got != want && j->bad++ < 3)
 			fprintf(stderr, "# rank %d elem %zu: got %g want %g\n",
-				j->rank, i, got, want);
+				j->b.rank, i, got, want);
 	}
 	free(buf);
 }
@@ -201,28 +164,28 @@ static void do_reduce(struct job *j, struct dlcp_group *g,
 static void do_rooted(struct job *j, struct dlcp_group *g,
 		      struct dlcp_coll_opts *o, size_t n, int dtype)
 {
-	size_t esz = dlcp_dtype_size(j->dtype), part = n * esz;
-	size_t whole = part * (size_t)j->world;
-	int root = j->rank == j->root, r;
+	size_t esz = dlcp_dtype_size(j->b.dtype), part = n * esz;
+	size_t whole = part * (size_t)j->b.world;
+	int root = j->b.rank == j->root, r;
 	uint8_t *mine = malloc(part ? part : 1);
 	uint8_t *all = root ? malloc(whole ? whole : 1) : NULL;
 
 	if (j->op == OP_GATHER) {
-		fill_part(mine, n, esz, j->rank, j->root);
+		fill_part(mine, n, esz, j->b.rank, j->root);
 		if (all)
 			memset(all, SENTINEL, whole);
-		j->err = dlcp_gather(g, mine, all, n, dtype, j->root, o);
+		j->b.err = dlcp_gather(g, mine, all, n, dtype, j->root, o);
 	} else {
 		memset(mine, SENTINEL, part);
-		for (r = 0; all && r < j->world; r++)
+		for (r = 0; all && r < j->b.world; r++)
 			fill_part(all + (size_t)r * part, n, esz, j->root, r);
-		j->err = dlcp_scatter(g, all, mine, n, dtype, j->root, o);
+		j->b.err = dlcp_scatter(g, all, mine, n, dtype, j->root, o);
 	}
-	if (!j->err && j->op == OP_GATHER && all)
-		for (r = 0; r < j->world; r++)
+	if (!j->b.err && j->op == OP_GATHER && all)
+		for (r = 0; r < j->b.world; r++)
 			check_part(j, all + (size_t)r * part, n, r, j->root);
-	if (!j->err && j->op == OP_SCATTER)
-		check_part(j, mine, n, j->root, j->rank);
+	if (!j->b.err && j->op == OP_SCATTER)
+		check_part(j, mine, n, j->root, j->b.rank);
 	free(mine);
 	free(all);
 }
@@ -230,7 +193,7 @@ static void do_rooted(struct job *j, struct dlcp_group *g,
 static void do_a2a(struct job *j, struct dlcp_group *g,
 		   struct dlcp_coll_opts *o, size_t n, int dtype)
 {
-	size_t esz = dlcp_dtype_size(j->dtype), W = (size_t)j->world;
+	size_t esz = dlcp_dtype_size(j->b.dtype), W = (size_t)j->b.world;
 	size_t *sc = calloc(W, sizeof(*sc)), *sd = calloc(W, sizeof(*sd));
 	size_t *rc = calloc(W, sizeof(*rc)), *rd = calloc(W, sizeof(*rd));
 	size_t slen, rlen, p;
@@ -239,8 +202,8 @@ static void do_a2a(struct job *j, struct dlcp_group *g,
 	if (j->op == OP_A2AV) {
 		slen = a2av_layout(j, 1, sc, sd);
 		rlen = a2av_layout(j, 0, rc, rd);
-		if (j->n_override && (size_t)j->rank == W - 1)
-			rc[0] = j->n_override;	/* expects another size */
+		if (j->b.n_override && (size_t)j->b.rank == W - 1)
+			rc[0] = j->b.n_override;	/* expects another size */
 	} else {
 		for (p = 0; p < W; p++) {
 			sc[p] = rc[p] = n;
@@ -251,14 +214,14 @@ static void do_a2a(struct job *j, struct dlcp_group *g,
 	sb = malloc(slen * esz + 1);
 	rb = malloc((rlen + 1) * esz + 1);	/* room for a mismatch */
 	for (p = 0; p < W; p++)
-		fill_part(sb + sd[p] * esz, sc[p], esz, j->rank, (int)p);
+		fill_part(sb + sd[p] * esz, sc[p], esz, j->b.rank, (int)p);
 	memset(rb, SENTINEL, rlen * esz);
 	if (j->op == OP_A2A)
-		j->err = dlcp_all_to_all(g, sb, rb, n, dtype, o);
+		j->b.err = dlcp_all_to_all(g, sb, rb, n, dtype, o);
 	else
-		j->err = dlcp_all_to_allv(g, sb, sc, sd, rb, rc, rd, dtype, o);
-	for (p = 0; p < W && !j->err; p++) {
-		check_part(j, rb + rd[p] * esz, rc[p], (int)p, j->rank);
+		j->b.err = dlcp_all_to_allv(g, sb, sc, sd, rb, rc, rd, dtype, o);
+	for (p = 0; p < W && !j->b.err; p++) {
+		check_part(j, rb + rd[p] * esz, rc[p], (int)p, j->b.rank);
 		if (j->op == OP_A2AV)	/* the gap before the part */
 			check_bytes(j, rb + (rd[p] - 3) * esz, 3 * esz, SENTINEL);
 	}
@@ -275,25 +238,18 @@ static void *rank_main(void *arg)
 	struct job *j = arg;
 	struct dlcp_group *g;
 	struct dlcp_coll_opts o = { 0 };
-	size_t n = j->n_override && j->op != OP_A2AV ? j->n_override : j->n;
-	int dtype = j->dtype_override ? j->dtype_override : j->dtype, it;
+	size_t n = j->b.n_override && j->op != OP_A2AV ? j->b.n_override : j->b.n;
+	int dtype = j->b.dtype_override ? j->b.dtype_override : j->b.dtype, it;
 
-	if (j->absent)
+	if (rank_open(&j->b, &g))
 		return NULL;
-	j->err = dlcp_group_open_ep(&g, j->ep, j->rank, j->world, j->addrs,
-				    j->timeout_ms);
-	if (j->err) {
-		pthread_barrier_wait(j->done);
-		return NULL;
-	}
-	j->ep = NULL;	/* the group's now */
 	o.reduce = j->reduce;
 	o.algo = j->algo;
 	o.budget_ppm = j->budget;
 	o.budget2_ppm = j->budget;
 	o.tag = 9;
 	o.layer = 1;
-	for (it = 0; it < j->iters && !j->err; it++) {
+	for (it = 0; it < j->b.iters && !j->b.err; it++) {
 		struct dlcp_coll_stats st;
 
 		o.iteration = (uint32_t)it;
@@ -304,58 +260,14 @@ static void *rank_main(void *arg)
 			do_rooted(j, g, &o, n, dtype);
 		else
 			do_a2a(j, g, &o, n, dtype);
-		if (!j->err) {
+		if (!j->b.err) {
 			j->st.bytes_lost += st.bytes_lost;
 			j->st.elems_fallback += st.elems_fallback;
 			j->st.msgs_sent += st.msgs_sent;
 		}
 	}
-	pthread_barrier_wait(j->done);
-	dlcp_group_close(g, j->err ? 2000 : -1);
+	rank_close(&j->b, g);
 	return NULL;
-}
-
-/* Run @proto with @world ranks; returns the jobs (caller frees). */
-static struct job *run(const struct job *proto, int world,
-		       void (*tweak)(struct job *, int))
-{
-	struct sockaddr_storage *addrs = calloc((size_t)world, sizeof(*addrs));
-	struct dlcp_ep **eps = calloc((size_t)world, sizeof(*eps));
-	struct job *jobs = calloc((size_t)world, sizeof(*jobs));
-	pthread_t *thr = calloc((size_t)world, sizeof(*thr));
-	pthread_barrier_t done;
-	int r, err, present = 0;
-
-	err = open_eps(world, AF_INET, transport, eps, addrs);
-	for (r = 0; r < world; r++) {
-		jobs[r] = *proto;
-		jobs[r].rank = r;
-		jobs[r].world = world;
-		jobs[r].addrs = addrs;
-		jobs[r].ep = err ? NULL : eps[r];
-		jobs[r].err = err;
-		if (!jobs[r].iters)
-			jobs[r].iters = 1;
-		if (!jobs[r].timeout_ms)
-			jobs[r].timeout_ms = 20000;
-		jobs[r].done = &done;
-		if (tweak && !err)
-			tweak(&jobs[r], r);
-		present += !jobs[r].absent;
-	}
-	pthread_barrier_init(&done, NULL, (unsigned int)present);
-	for (r = 0; r < world && !err; r++)
-		pthread_create(&thr[r], NULL, rank_main, &jobs[r]);
-	for (r = 0; r < world && !err; r++)
-		pthread_join(thr[r], NULL);
-	pthread_barrier_destroy(&done);
-	for (r = 0; r < world; r++)	/* absent ranks' endpoints */
-		if (jobs[r].ep)
-			dlcp_ep_close(jobs[r].ep, 0);
-	free(thr);
-	free(eps);
-	free(addrs);
-	return jobs;
 }
 
 static const char *opname(enum op op)
@@ -372,71 +284,48 @@ static const char *dname(int dtype)
 	return n[dtype];
 }
 
-/* Every rank without an error and no wrong element; the sums of the
- * others into *@total. */
-static int all_right(const struct job *jobs, int world, struct job *total)
+/*
+ * Run @p on @world ranks: 1 if every rank ended without an error and no
+ * wrong element; the sums of their results into *@t.
+ */
+static int run_case(const struct job *p, int world, struct job *t)
 {
+	struct job *jobs = run_ranks(p, sizeof(*p), world, NULL, rank_main);
 	int r, ok = 1;
 
-	memset(total, 0, sizeof(*total));
+	memset(t, 0, sizeof(*t));
 	for (r = 0; r < world; r++) {
-		if (jobs[r].err)
-			total->err = jobs[r].err;
-		ok &= !jobs[r].err && !jobs[r].bad;
-		total->bad += jobs[r].bad;
-		total->kept += jobs[r].kept;
-		total->st.bytes_lost += jobs[r].st.bytes_lost;
-		total->st.elems_fallback += jobs[r].st.elems_fallback;
-		total->st.msgs_sent += jobs[r].st.msgs_sent;
+		if (jobs[r].b.err)
+			t->b.err = jobs[r].b.err;
+		ok &= !jobs[r].b.err && !jobs[r].bad;
+		t->bad += jobs[r].bad;
+		t->kept += jobs[r].kept;
+		t->st.bytes_lost += jobs[r].st.bytes_lost;
+		t->st.elems_fallback += jobs[r].st.elems_fallback;
+		t->st.msgs_sent += jobs[r].st.msgs_sent;
 	}
+	free(jobs);
 	return ok;
 }
 
 static void exact_case(enum op op, int world, size_t n, int dtype, int root,
 		       int reduce, int algo)
 {
-	struct job p = { 0 }, *jobs, t;
-	int ok;
+	struct job t, p = { .b = { .n = n, .dtype = dtype, .iters = 2 }, .op = op,
+			    .root = root, .reduce = reduce, .algo = algo };
+	int ok = run_case(&p, world, &t);
 
-	p.op = op;
-	p.n = n;
-	p.dtype = dtype;
-	p.root = root;
-	p.reduce = reduce;
-	p.algo = algo;
-	p.iters = 2;
-	jobs = run(&p, world, NULL);
-	ok = all_right(jobs, world, &t);
 	report(ok, "%s world=%d n=%zu %s root=%d%s%s exact (err=%d bad=%ld msgs=%llu)",
 	       opname(op), world, n, dname(dtype), root,
 	       op == OP_REDUCE ? (reduce == DLCP_REDUCE_SUM ? " sum" :
 				  reduce == DLCP_REDUCE_MEAN ? " mean" :
 				  " mean_zerofill") : "",
 	       op == OP_REDUCE && algo == DLCP_ALGO_DIRECT ? " direct" : "",
-	       t.err, t.bad, (unsigned long long)t.st.msgs_sent);
-	free(jobs);
-}
-
-static void tweak_size(struct job *j, int r)
-{
-	if (r == 1)
-		j->n_override = j->n + 3;
-}
-
-static void tweak_dtype(struct job *j, int r)
-{
-	if (r == 1)
-		j->dtype_override = DLCP_DTYPE_INT32;
-}
-
-static void tweak_dead(struct job *j, int r)
-{
-	if (r == j->world - 1)
-		j->absent = 1;
+	       t.b.err, t.bad, (unsigned long long)t.st.msgs_sent);
 }
 
 /* The last rank expects another length from rank 0 in an all_to_allv. */
-static void tweak_a2av(struct job *j, int r)
+static void tweak_a2av(struct rank_job *j, int r)
 {
 	(void)r;
 	j->n_override = j->n + 1;
@@ -448,63 +337,63 @@ static void mismatch_cases(void)
 	double t0;
 	int r, ok;
 
-	p.n = 100;
-	p.dtype = DLCP_DTYPE_FP32;
-	p.timeout_ms = 3000;
+	p.b.n = 100;
+	p.b.dtype = DLCP_DTYPE_FP32;
+	p.b.timeout_ms = 3000;
 
 	p.op = OP_GATHER;
-	jobs = run(&p, 3, tweak_size);
-	report(jobs[0].err == -EMSGSIZE && !jobs[2].err,
+	jobs = run_ranks(&p, sizeof(p), 3, tweak_size, rank_main);
+	report(jobs[0].b.err == -EMSGSIZE && !jobs[2].b.err,
 	       "gather: a part of another size -> -EMSGSIZE at the root (%d, %d, %d)",
-	       jobs[0].err, jobs[1].err, jobs[2].err);
+	       jobs[0].b.err, jobs[1].b.err, jobs[2].b.err);
 	free(jobs);
 
 	p.op = OP_SCATTER;
-	jobs = run(&p, 2, tweak_size);
-	report(jobs[1].err == -EMSGSIZE,
+	jobs = run_ranks(&p, sizeof(p), 2, tweak_size, rank_main);
+	report(jobs[1].b.err == -EMSGSIZE,
 	       "scatter: a part of another size -> -EMSGSIZE at the receiver (%d)",
-	       jobs[1].err);
+	       jobs[1].b.err);
 	free(jobs);
 
 	p.op = OP_A2A;
-	jobs = run(&p, 2, tweak_dtype);
-	report(jobs[0].err == -EINVAL && jobs[1].err == -EINVAL,
+	jobs = run_ranks(&p, sizeof(p), 2, tweak_dtype, rank_main);
+	report(jobs[0].b.err == -EINVAL && jobs[1].b.err == -EINVAL,
 	       "all_to_all: another dtype -> -EINVAL on both ranks (%d, %d)",
-	       jobs[0].err, jobs[1].err);
+	       jobs[0].b.err, jobs[1].b.err);
 	free(jobs);
 
 	p.op = OP_A2AV;
-	p.n = 1000;
-	jobs = run(&p, 3, tweak_a2av);
-	ok = jobs[2].err == -EMSGSIZE;
+	p.b.n = 1000;
+	jobs = run_ranks(&p, sizeof(p), 3, tweak_a2av, rank_main);
+	ok = jobs[2].b.err == -EMSGSIZE;
 	for (r = 0; r < 2; r++)
-		ok &= !jobs[r].err || jobs[r].err == -EMSGSIZE;
+		ok &= !jobs[r].b.err || jobs[r].b.err == -EMSGSIZE;
 	report(ok, "all_to_allv: counts that disagree -> -EMSGSIZE, no hang (%d, %d, %d)",
-	       jobs[0].err, jobs[1].err, jobs[2].err);
+	       jobs[0].b.err, jobs[1].b.err, jobs[2].b.err);
 	free(jobs);
 
 	p.op = OP_REDUCE;
-	p.n = 1000;
-	jobs = run(&p, 3, tweak_size);
+	p.b.n = 1000;
+	jobs = run_ranks(&p, sizeof(p), 3, tweak_size, rank_main);
 	ok = 1;
 	for (r = 0; r < 3; r++)
-		ok &= jobs[r].err == -EMSGSIZE;
+		ok &= jobs[r].b.err == -EMSGSIZE;
 	report(ok, "reduce: size mismatch -> -EMSGSIZE everywhere (%d, %d, %d)",
-	       jobs[0].err, jobs[1].err, jobs[2].err);
+	       jobs[0].b.err, jobs[1].b.err, jobs[2].b.err);
 	free(jobs);
 
-	p.timeout_ms = 1000;
+	p.b.timeout_ms = 1000;
 	for (r = OP_REDUCE; r <= OP_A2A; r++) {
 		if (r == OP_SCATTER)	/* sends only: nothing to wait for */
 			continue;
 		p.op = (enum op)r;
 		t0 = now();
-		jobs = run(&p, 3, tweak_dead);
-		ok = jobs[0].err == -ETIMEDOUT &&
-		     (jobs[1].err == -ETIMEDOUT || r == OP_GATHER);
+		jobs = run_ranks(&p, sizeof(p), 3, tweak_dead, rank_main);
+		ok = jobs[0].b.err == -ETIMEDOUT &&
+		     (jobs[1].b.err == -ETIMEDOUT || r == OP_GATHER);
 		report(ok && now() - t0 < 15,
 		       "%s: a dead rank -> -ETIMEDOUT, no hang (%d, %d, %.1f s)",
-		       opname(p.op), jobs[0].err, jobs[1].err, now() - t0);
+		       opname(p.op), jobs[0].b.err, jobs[1].b.err, now() - t0);
 		free(jobs);
 	}
 }
@@ -553,24 +442,16 @@ static void arg_cases(void)
 
 static void loss_case(enum op op, int world, size_t n, uint32_t budget)
 {
-	struct job p = { 0 }, *jobs, t;
-	int ok;
+	struct job t, p = { .b = { .n = n, .dtype = DLCP_DTYPE_FP32, .iters = 3 },
+			    .op = op, .budget = budget, .same_values = 1,
+			    .reduce = DLCP_REDUCE_MEAN };
+	int ok = run_case(&p, world, &t) && (!budget || t.st.bytes_lost > 0);
 
-	p.op = op;
-	p.n = n;
-	p.dtype = DLCP_DTYPE_FP32;
-	p.budget = budget;
-	p.same_values = 1;
-	p.reduce = DLCP_REDUCE_MEAN;
-	p.iters = 3;
-	jobs = run(&p, world, NULL);
-	ok = all_right(jobs, world, &t) && (!budget || t.st.bytes_lost > 0);
 	report(ok, "loss: %s world=%d n=%zu budget=%u ppm: %s (err=%d bad=%ld "
 	       "kept=%ld bytes_lost=%llu fallback=%llu)", opname(op), world, n,
-	       budget, budget ? "every element right or kept" : "exact", t.err,
+	       budget, budget ? "every element right or kept" : "exact", t.b.err,
 	       t.bad, t.kept, (unsigned long long)t.st.bytes_lost,
 	       (unsigned long long)t.st.elems_fallback);
-	free(jobs);
 }
 
 int main(int argc, char **argv)

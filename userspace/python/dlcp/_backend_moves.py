@@ -21,8 +21,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import torch
 
 import dlcp
-from dlcp._backend_tensors import (_Bytes, _check_reduce, _listify, _native, _op_name,
-                                   _reduce_stack)
+from dlcp._backend_tensors import (_Bytes, _check_like, _check_reduce, _listify, _native,
+                                   _op_name, _reduce_stack)
 from dlcp._backend_work import DlcpError, _timeout_ms
 
 # message tags (low 16 bits; dlcp.backend's are 1..5)
@@ -49,6 +49,24 @@ class _Moves:
             raise ValueError("dlcp backend: %s root %d: not a rank of %d"
                              % (name, root, self._size))
         return root
+
+    def _rooted(self, name: str, opts: Any, ones: List[torch.Tensor], what: str,
+                lists: List[List[torch.Tensor]], many: str) -> Any:
+        """(root, this rank's one tensor, the root's list of one per rank,
+        timeout) of a gather or scatter; the other ranks' list is empty,
+        whatever they pass."""
+        root = self._root(name, opts)
+        if len(ones) != 1:
+            raise ValueError("dlcp backend: %s takes one %s tensor per process" % (name, what))
+        ts: List[torch.Tensor] = []
+        if self._rank == root:
+            if len(lists) != 1 or len(lists[0]) != self._size:
+                raise ValueError("dlcp backend: %s at the root needs one list of %d %s "
+                                 "tensors" % (name, self._size, many))
+            ts = list(lists[0])
+            _check_like("%s %s" % (name, many), ts, what, ones[0])
+        self.stats[name] += 1
+        return root, ones[0], ts, _timeout_ms(opts, self._timeout_ms)
 
     def _lib(self, name: str, st: Any, call: Any) -> None:
         """call(group handle) -> libdlcp's return code; its stats counted."""
@@ -112,22 +130,8 @@ class _Moves:
                input_tensors: List[torch.Tensor], opts: Any = None) -> Any:
         """gather: at the root, output_tensors[0][r] <- rank r's
         input_tensors[0]; the other ranks pass no outputs."""
-        root = self._root("gather", opts)
-        if len(input_tensors) != 1:
-            raise ValueError("dlcp backend: gather takes one input tensor per process")
-        inp = input_tensors[0]
-        outs: List[torch.Tensor] = []
-        if self._rank == root:
-            if len(output_tensors) != 1 or len(output_tensors[0]) != self._size:
-                raise ValueError("dlcp backend: gather at the root needs one list of %d "
-                                 "output tensors" % self._size)
-            outs = list(output_tensors[0])
-            for o in outs:
-                if o.dtype != inp.dtype or o.numel() != inp.numel():
-                    raise ValueError("dlcp backend: gather output %s of %s, input %s of %s"
-                                     % (tuple(o.shape), o.dtype, tuple(inp.shape), inp.dtype))
-        tmo = _timeout_ms(opts, self._timeout_ms)
-        self.stats["gather"] += 1
+        root, inp, outs, tmo = self._rooted("gather", opts, input_tensors, "input",
+                                            output_tensors, "output")
 
         def run(seq: int, evs: Dict[int, Any]) -> List[List[torch.Tensor]]:
             b = _Bytes([inp])
@@ -142,22 +146,8 @@ class _Moves:
                 input_tensors: List[List[torch.Tensor]], opts: Any = None) -> Any:
         """scatter: rank r's output_tensors[0] <- the root's
         input_tensors[0][r]; the other ranks pass no inputs."""
-        root = self._root("scatter", opts)
-        if len(output_tensors) != 1:
-            raise ValueError("dlcp backend: scatter takes one output tensor per process")
-        out = output_tensors[0]
-        ins: List[torch.Tensor] = []
-        if self._rank == root:
-            if len(input_tensors) != 1 or len(input_tensors[0]) != self._size:
-                raise ValueError("dlcp backend: scatter from the root needs one list of %d "
-                                 "input tensors" % self._size)
-            ins = list(input_tensors[0])
-            for t in ins:
-                if t.dtype != out.dtype or t.numel() != out.numel():
-                    raise ValueError("dlcp backend: scatter input %s of %s, output %s of %s"
-                                     % (tuple(t.shape), t.dtype, tuple(out.shape), out.dtype))
-        tmo = _timeout_ms(opts, self._timeout_ms)
-        self.stats["scatter"] += 1
+        root, out, ins, tmo = self._rooted("scatter", opts, output_tensors, "output",
+                                           input_tensors, "input")
 
         def run(seq: int, evs: Dict[int, Any]) -> List[torch.Tensor]:
             W, at_root = self._size, self._rank == root

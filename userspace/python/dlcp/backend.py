@@ -102,8 +102,8 @@ from torch._C._distributed_c10d import Work
 import dlcp
 from dlcp import rendezvous as rdzv
 from dlcp.rendezvous import ConfigError
-from dlcp._backend_tensors import (_WIRE, _Bytes, _Staging, _check_reduce, _listify, _native,
-                                   _op_name, _reduce_stack)
+from dlcp._backend_tensors import (_WIRE, _Bytes, _Staging, _check_like, _check_reduce, _listify,
+                                   _native, _op_name, _reduce_stack)
 from dlcp._backend_moves import _Moves
 from dlcp._backend_work import (_ALGOS, _INT_MAX, _TRANSPORTS, DlcpError, DlcpWork, Options,
                                 _timeout_ms)
@@ -473,10 +473,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):
         if len(outs) != self._size:
             raise ValueError("dlcp backend: all_gather into %d tensors, the group has %d ranks"
                              % (len(outs), self._size))
-        for o in outs:
-            if o.dtype != inp.dtype or o.numel() != inp.numel():
-                raise ValueError("dlcp backend: all_gather output %s of %s, input %s of %s"
-                                 % (tuple(o.shape), o.dtype, tuple(inp.shape), inp.dtype))
+        _check_like("all_gather output", outs, "input", inp)
         tmo = _timeout_ms(opts, self._timeout_ms)
         self.stats["allgather"] += 1
 
@@ -515,10 +512,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):
         if len(ins) != self._size:
             raise ValueError("dlcp backend: reduce_scatter of %d tensors, the group has %d "
                              "ranks" % (len(ins), self._size))
-        for t in ins:
-            if t.dtype != out.dtype or t.numel() != out.numel():
-                raise ValueError("dlcp backend: reduce_scatter input %s of %s, output %s of %s"
-                                 % (tuple(t.shape), t.dtype, tuple(out.shape), out.dtype))
+        _check_like("reduce_scatter input", ins, "output", out)
         op = _op_name(opts.reduceOp) if opts is not None else "SUM"
         _check_reduce(op, [out])
         tmo = _timeout_ms(opts, self._timeout_ms)
