@@ -504,6 +504,8 @@ def moves(ck):
         y, yg = (torch.zeros(sum(outs_n), 3, dtype=torch.float64) for _ in range(2))
         dist.all_to_all_single(y, x, outs_n, ins)
         dist.all_to_all_single(yg, x, outs_n, ins, group=gloo)
+        yt = torch.zeros(3, sum(outs_n), dtype=torch.float64).t()      # not contiguous
+        dist.all_to_all_single(yt, x.t().contiguous().t(), outs_n, ins)
         P = (1 << 18) + 3                   # parts of two messages
         big = torch.arange(W * P, dtype=f32) + R * 0.5
         out = torch.zeros_like(big)
@@ -511,9 +513,10 @@ def moves(ck):
         want = torch.cat([torch.arange(R * P, (R + 1) * P, dtype=f32) + p * 0.5
                           for p in range(W)])
         ok1 = _same(y, torch.cat([part(p, R, torch.float64) for p in range(W)]))
-        return ok1 and _same(y, yg) and _same(out, want), (y[:2].tolist(), yg[:2].tolist())
-    ck.run("all_to_all_single: uneven splits (some empty) = gloo's, equal splits of "
-           "parts over 1 MiB exact", a2a_single)
+        return ok1 and _same(y, yg) and _same(yt, y) and _same(out, want), (
+            y[:2].tolist(), yg[:2].tolist(), yt[:2].tolist())
+    ck.run("all_to_all_single: uneven splits (some empty) = gloo's, of non-contiguous "
+           "tensors too, equal splits of parts over 1 MiB exact", a2a_single)
 
     def bad_split():
         return _expect_error(lambda: dist.all_to_all_single(

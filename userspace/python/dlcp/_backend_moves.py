@@ -171,24 +171,35 @@ class _Moves:
         return self._submit(self._q, "scatter", [out] + ins, run)
 
     def _alltoall(self, name: str, outs: Sequence[torch.Tensor], ins: Sequence[torch.Tensor],
-                  opts: Any, result: Any) -> Any:
+                  opts: Any, result: Any, flat: Optional[Sequence[torch.Tensor]] = None) -> Any:
         """outs[p] <- rank p's ins[this rank], every tensor's bytes, over
-        dlcp_all_to_allv (its shifted schedule)."""
+        dlcp_all_to_allv (its shifted schedule). @flat: (output, input),
+        contiguous CPU tensors of which @outs and @ins are views, which the
+        library then reads and writes in place."""
         tmo = _timeout_ms(opts, self._timeout_ms)
         self.stats[name] += 1
 
+        def call(seq: int, sp: int, soffs: Sequence[int], rp: int,
+                 roffs: Sequence[int]) -> None:
+            o, st = self._opts(_T_A2A, seq, tmo)
+            self._lib("dlcp_all_to_allv", st, lambda g: dlcp._all_to_allv(
+                g, sp, _sizes([_nbytes(t) for t in ins]), _sizes(soffs), rp,
+                _sizes([_nbytes(t) for t in outs]), _sizes(roffs), dlcp.DTYPE_BYTES,
+                ctypes.byref(o)))
+
         def run(seq: int, evs: Dict[int, Any]) -> Any:
+            if flat is not None:
+                rp, sp = flat[0].data_ptr(), flat[1].data_ptr()
+                call(seq, sp, [t.data_ptr() - sp for t in ins], rp,
+                     [t.data_ptr() - rp for t in outs])
+                return result
             bi, bo = _Bytes(ins), _Bytes(outs)
             pinned = any(t.is_cuda for t in list(ins) + list(outs))
             sbuf = self._stage.host(bi.nbytes, pinned)
             rbuf = self._stage.host(bo.nbytes, pinned)
             try:
                 bi.pack(self._stage, sbuf, evs)
-                o, st = self._opts(_T_A2A, seq, tmo)
-                self._lib("dlcp_all_to_allv", st, lambda g: dlcp._all_to_allv(
-                    g, sbuf.data_ptr(), _sizes([_nbytes(t) for t in ins]), _sizes(bi.offs),
-                    rbuf.data_ptr(), _sizes([_nbytes(t) for t in outs]), _sizes(bo.offs),
-                    dlcp.DTYPE_BYTES, ctypes.byref(o)))
+                call(seq, sbuf.data_ptr(), bi.offs, rbuf.data_ptr(), bo.offs)
                 bo.unpack(self._stage, rbuf, evs)
             finally:
                 self._stage.release(sbuf)
@@ -235,4 +246,6 @@ class _Moves:
                              % (input.dtype, output.dtype))
         ins = self._split(input, input_split_sizes, "input")
         outs = self._split(output, output_split_sizes, "output")
-        return self._alltoall("all_to_all_single", outs, ins, opts, [output])
+        flat = [output, input] if all(not t.is_cuda and t.is_contiguous() and
+                                      t.data_ptr() != 0 for t in (output, input)) else None
+        return self._alltoall("all_to_all_single", outs, ins, opts, [output], flat)
