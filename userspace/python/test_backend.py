@@ -596,24 +596,30 @@ def timeouts(ck):
     N1 = ("a group with a %g s timeout, the last rank never joins an all_reduce: "
           "the others fail with a timeout error within it" % TIMEOUT_S)
     N2 = "... nor sends what a recv waits for: the recv fails with a timeout error within it"
+    N3 = "... a recv from any source that nothing matches fails with a timeout error within it"
     tg = dist.new_group(timeout=datetime.timedelta(seconds=TIMEOUT_S))
     late = W - 1
     if R != late:
         got = torch.zeros(3)
         t0 = time.monotonic()
         rw = dist.irecv(got, late, group=tg, tag=9)
+        aw = dist.irecv(torch.zeros(3), group=tg, tag=10)          # from any source
         ok1, msg1 = _expect_error(lambda: dist.all_reduce(torch.ones(1000), group=tg),
                                   "timed out")
         t1 = time.monotonic() - t0
         ok2, msg2 = _expect_error(rw.wait, "timeout")
         t2 = time.monotonic() - t0
+        ok3, msg3 = _expect_error(aw.wait, "timeout", "any")
+        t3 = time.monotonic() - t0
         ck.add(N1, ok1 and TIMEOUT_S - 0.5 <= t1 <= TIMEOUT_S + SLACK_S,
                "after %.1f s: %s" % (t1, msg1), show=True)
         ck.add(N2, ok2 and TIMEOUT_S - 0.5 <= t2 <= TIMEOUT_S + SLACK_S,
                "after %.1f s: %s" % (t2, msg2), show=True)
+        ck.add(N3, ok3 and TIMEOUT_S - 0.5 <= t3 <= TIMEOUT_S + SLACK_S,
+               "after %.1f s: %s" % (t3, msg3), show=True)
     else:
-        ck.add(N1, True, "the rank that stays away")
-        ck.add(N2, True, "the rank that stays away")
+        for name in (N1, N2, N3):
+            ck.add(name, True, "the rank that stays away")
     dist.barrier()
 
 
