@@ -8,16 +8,21 @@ Every job is started the way a user starts one: torchrun (python3 -m
 dlcp.run, with a c10d rendezvous on a port the kernel chooses), whose
 workers call init_process_group("dlcp"):
 
-1. 2 and 3 ranks: every collective (all_reduce of every op on every
-   dtype, exact against results computed on Python numbers, and the
+1. 2 and 3 ranks: every collective (all_reduce and reduce of every op on
+   every dtype, exact against results computed on Python numbers, and the
    op/dtype pairs it refuses; every dtype through broadcast, all_gather,
    reduce_scatter and send/recv; broadcast from each root, their
    single-tensor forms, barrier, send/recv with tags) against values each
-   rank computes itself; asynchronous Works and their futures; a group with
+   rank computes itself; reduce, gather, scatter, all_to_all and
+   all_to_all_single (uneven and empty parts, parts of several messages)
+   against gloo's results or direct computations, gather_object,
+   scatter_object_list, recv from any source; asynchronous Works and their
+   futures; a group with
    a loss budget (pg_options) and one from DLCP_BUDGET_PPM; bad options and
    unsupported operations raise clear errors; a group with a 3 s timeout
    where the last rank never joins the all_reduce nor sends what another
-   rank receives: both fail with a timeout error within it; DDP (no comm
+   rank receives (nor anything a recv from any source would take): each
+   fails with a timeout error within it; DDP (no comm
    hook) trains a small model for a few steps: its parameters agree across
    the ranks bit for bit, with a single-process reference and with DDP over
    gloo.
@@ -352,8 +357,8 @@ def _mtensor(vals, name):
 
 
 def matrix(ck):
-    """all_reduce of every op on every dtype, exactly; the op/dtype pairs the
-    backend does not reduce raise ValueError; every dtype through broadcast,
+    """all_reduce and reduce of every op on every dtype, exactly; the op/dtype
+    pairs the backend does not reduce raise ValueError; every dtype through broadcast,
     all_gather, reduce_scatter and send/recv."""
     import torch
     import torch.distributed as dist
@@ -377,15 +382,20 @@ def matrix(ck):
                     if not ok:
                         bad.append("%s: %s" % (name, msg))
                     continue
+                y = x.clone()
                 dist.all_reduce(x, op=rop)
                 cols = list(zip(*[_mvals(op, kind, r, W, n) for r in range(W)]))
                 want = _mtensor(_mreduce(op, cols, W), name)
                 if not _same(x, want):
                     bad.append("%s: got %s want %s" % (name, x[:5].tolist(), want[:5].tolist()))
+                mine = y.clone()
+                dist.reduce(y, W - 1, op=rop)       # the same to the last rank alone
+                if not _same(y, want if R == W - 1 else mine):
+                    bad.append("%s: reduce got %s" % (name, y[:5].tolist()))
                 done.append(name)
             return not bad, "; ".join(bad) or "exact: " + " ".join(done)
         valid = [d for d in _DTYPES if _op_valid(op, _kind(d))]
-        ck.run("all_reduce %s exact on %s; ValueError on %s" % (
+        ck.run("all_reduce and reduce %s exact on %s; ValueError on %s" % (
             op, " ".join(valid), " ".join(d for d in _DTYPES if d not in valid) or "none"),
             one_op)
 
