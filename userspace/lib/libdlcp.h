@@ -387,8 +387,9 @@ int dlcp_reduce(struct dlcp_group *g, void *buf, size_t n, int dtype,
  * and are exact: opts->budget_ppm applies to their messages only when the
  * caller sets it (budget2_ppm and reduce are not used), and an element
  * lost keeps the receiving buffer's previous value (stats'
- * elems_fallback). Large parts travel in several messages. A rank whose
- * part has another length than its peer expects gives -EMSGSIZE (on both).
+ * elems_fallback). Large parts travel in several messages. A part of
+ * another length than its receiver expects gives -EMSGSIZE there, and the
+ * receiver tells the ranks still in the collective, which fail with it.
  *
  * Gather to @root: rank r's @n elements at @send land at element r * @n
  * of @root's @recv (world * @n elements; NULL on the other ranks).
