@@ -63,7 +63,7 @@ COMPONENTS=(
 	"dlcp_dissector.sh 240"
 	"dlcp_fuzz.sh 480"
 	"dlcp_stress.sh 480"
-	"dlcp_libdlcp.sh 480"
+	"dlcp_libdlcp.sh 600"
 	"dlcp_torch.sh 1200"
 	"dlcp_perf.sh 240"
 	"dlcp_security.sh 300"

@@ -55,6 +55,34 @@ int dlcp_coll_init(struct dlcp_coll *c, struct dlcp_group *g, size_t n,
 	return 0;
 }
 
+int dlcp_coll_init_move(struct dlcp_coll *c, struct dlcp_group *g, int dtype,
+			const struct dlcp_coll_opts *o)
+{
+	size_t esz = dlcp_dtype_size(dtype);
+
+	memset(c, 0, sizeof(*c));
+	if (!esz || dlcp_coll_check(g, o))
+		return -EINVAL;
+	dlcp_coll_setup(c, g, o, &dlcp_frame_plain, 0, 0, dtype);
+	c->esz = esz;
+	c->reduce = 0;		/* no reduction: any mode matches */
+	return 0;
+}
+
+int dlcp_coll_init_rooted(struct dlcp_coll *c, struct dlcp_group *g, int dtype,
+			  int root, size_t n, const void *mine,
+			  const void *all, const struct dlcp_coll_opts *o)
+{
+	int err = dlcp_coll_init_move(c, g, dtype, o);
+
+	if (err)
+		return err;
+	if (root < 0 || root >= g->world || (n && !mine) ||
+	    (n && g->rank == root && !all))
+		return -EINVAL;
+	return n > SIZE_MAX / c->esz / (size_t)g->world ? -EMSGSIZE : 0;
+}
+
 int dlcp_coll_fail(struct dlcp_coll *c, int err)
 {
 	if (err == -EMSGSIZE || err == -EINVAL || err == -EPROTO || err == -EIO)
@@ -147,13 +175,9 @@ out:
 	return err;
 }
 
-/*
- * All-gather merge: arrived elements are copied and marked in @have; lost
- * ones keep @buf's value (times N with c->scale_fallback).
- */
-static void ag_merge(struct dlcp_coll *c, void *vec, uint32_t *have,
-		     size_t off, size_t len, const void *data,
-		     const uint32_t *in_cnt)
+void dlcp_coll_merge_result(struct dlcp_coll *c, void *vec, uint32_t *have,
+			    size_t off, size_t len, const void *data,
+			    const uint32_t *in_cnt)
 {
 	int N = c->g->world;
 	char *buf = vec;
@@ -183,8 +207,9 @@ static void ag_merge(struct dlcp_coll *c, void *vec, uint32_t *have,
 static int ag_run(struct dlcp_coll *c, char *buf, uint32_t *have)
 {
 	if (c->o->algo == DLCP_ALGO_DIRECT)
-		return dlcp_allreduce_direct_ag(c, buf, have, 1, ag_merge);
-	return dlcp_allreduce_ring_ag(c, buf, have, 1, ag_merge);
+		return dlcp_allreduce_direct_ag(c, buf, have, 1,
+						dlcp_coll_merge_result);
+	return dlcp_allreduce_ring_ag(c, buf, have, 1, dlcp_coll_merge_result);
 }
 
 /* dlcp_coll_init(), and a buffer where there are elements. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * libdlcp collectives: the state of one collective call, shared by the
- * algorithms (allreduce_ring.c, allreduce_direct.c, ps.c, barrier.c) and
- * the frame codec (frame.c) that carries their chunks. The algorithms work
+ * algorithms (allreduce_ring.c, allreduce_direct.c, ps.c, barrier.c,
+ * reduce.c; gather.c, scatter.c and alltoall.c, which move parts with
+ * part.c) and the frame codec (frame.c) that carries their chunks. The algorithms work
  * on a vector of c->m elements of c->dtype that add up with
  * dlcp_reduce_accumulate(): the caller's FP32/INT32 tensor itself
  * (coll.c, ps.c), or its quantized integers (qcoll.c), which travel in a
@@ -56,6 +57,21 @@ void dlcp_coll_setup(struct dlcp_coll *c, struct dlcp_group *g,
  * INT32, plain format) and set @c up. 0, -EINVAL or -EMSGSIZE. */
 int dlcp_coll_init(struct dlcp_coll *c, struct dlcp_group *g, size_t n,
 		   int dtype, const struct dlcp_coll_opts *o);
+/*
+ * The same for a collective that moves elements of any @dtype (only its
+ * size matters) without reducing them: 0 or -EINVAL. c->n is set per part
+ * (part.c).
+ */
+int dlcp_coll_init_move(struct dlcp_coll *c, struct dlcp_group *g, int dtype,
+			const struct dlcp_coll_opts *o);
+/*
+ * dlcp_coll_init_move() for a gather or scatter of @n elements per rank
+ * with @root: this rank's part @mine and, at the root, the @all of every
+ * rank must be there. 0, -EINVAL or -EMSGSIZE.
+ */
+int dlcp_coll_init_rooted(struct dlcp_coll *c, struct dlcp_group *g, int dtype,
+			  int root, size_t n, const void *mine,
+			  const void *all, const struct dlcp_coll_opts *o);
 /* End a collective with @err: errors the other ranks cannot see for
  * themselves are sent to them (an abort), so they don't wait for a
  * timeout. Returns @err. */
@@ -73,6 +89,12 @@ int dlcp_coll_recv_merge(struct dlcp_coll *c, int src, int kind,
 			 uint32_t step, uint32_t chunk, size_t off, size_t len,
 			 void *vec, uint32_t *cnt, uint32_t *in_cnt,
 			 dlcp_coll_merge_fn *merge);
+/*
+ * The merge of a result's chunk (all-gather, reduce): an element that
+ * arrived is copied and marked 1 in @have, a lost one keeps @vec's value
+ * (times N with c->scale_fallback) and is marked 0.
+ */
+dlcp_coll_merge_fn dlcp_coll_merge_result;
 /* *@t = *@a + *@b */
 void dlcp_coll_stats_sum(struct dlcp_coll_stats *t,
 			 const struct dlcp_coll_stats *a,
@@ -97,6 +119,20 @@ int dlcp_allreduce_ring_ag(struct dlcp_coll *c, void *vec, uint32_t *cnt,
 			   uint32_t base, dlcp_coll_merge_fn *merge);
 int dlcp_allreduce_direct_ag(struct dlcp_coll *c, void *vec, uint32_t *cnt,
 			     uint32_t base, dlcp_coll_merge_fn *merge);
+
+/*
+ * Parts (part.c): @len elements between two ranks, in messages (@kind,
+ * step = piece index) of at most DLCP_PART_PIECE bytes each, at least one
+ * (a header alone for an empty part, which the receiver checks too). The
+ * loss budget is o->budget_ppm; an element lost keeps @data's previous
+ * value on the receiver (counted in elems_fallback). A part of another
+ * length on the two sides: -EMSGSIZE.
+ */
+#define DLCP_PART_PIECE		(1u << 20)
+int dlcp_part_send(struct dlcp_coll *c, int dst, int kind, uint32_t chunk,
+		   const void *data, size_t len);
+int dlcp_part_recv(struct dlcp_coll *c, int src, int kind, uint32_t chunk,
+		   void *data, size_t len);
 
 /*
  * Parameter server steps (ps.c). Setup checks the server and the buffers

@@ -41,6 +41,7 @@ enum dlcp_frame_kind {
 	DLCP_FRAME_PUSH = 3,
 	DLCP_FRAME_PULL = 4,
 	DLCP_FRAME_BARRIER = 5,
+	DLCP_FRAME_REDUCE = 6,	/* a reduced chunk on its way to the root */
 	DLCP_FRAME_ABORT = 7,
 	DLCP_FRAME_RS_DIRECT = 8,
 	DLCP_FRAME_AG_DIRECT = 9,
@@ -49,6 +50,9 @@ enum dlcp_frame_kind {
 	DLCP_FRAME_QAG = 10,
 	DLCP_FRAME_QPUSH = 11,
 	DLCP_FRAME_QPULL = 12,
+	DLCP_FRAME_GATHER = 13,	/* parts (part.c): step is the piece */
+	DLCP_FRAME_SCATTER = 14,
+	DLCP_FRAME_ALLTOALL = 15,
 };
 
 /*

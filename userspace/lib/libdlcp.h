@@ -372,6 +372,54 @@ int dlcp_all_gather(struct dlcp_group *g, void *buf, size_t n, int dtype,
  */
 int dlcp_ps_push_pull(struct dlcp_group *g, const void *send, void *recv,
 		      size_t n, int dtype, const struct dlcp_coll_opts *opts);
+/*
+ * Reduce to @root: the reduce-scatter of dlcp_allreduce() (opts->algo,
+ * budget_ppm), then every rank's reduced chunk straight to @root
+ * (budget2_ppm). Afterwards @root's @buf holds the result, with the same
+ * loss handling as dlcp_allreduce(); the other ranks' @buf is left as it
+ * was. -EINVAL for a @root outside the group.
+ */
+int dlcp_reduce(struct dlcp_group *g, void *buf, size_t n, int dtype,
+		int root, const struct dlcp_coll_opts *opts);
+/*
+ * The collectives that move elements without reducing them take any
+ * @dtype (only its size matters; all ranks must pass the same, -EINVAL)
+ * and are exact: opts->budget_ppm applies to their messages only when the
+ * caller sets it (budget2_ppm and reduce are not used), and an element
+ * lost keeps the receiving buffer's previous value (stats'
+ * elems_fallback). Large parts travel in several messages. A part of
+ * another length than its receiver expects gives -EMSGSIZE there, and the
+ * receiver tells the ranks still in the collective, which fail with it.
+ *
+ * Gather to @root: rank r's @n elements at @send land at element r * @n
+ * of @root's @recv (world * @n elements; NULL on the other ranks).
+ */
+int dlcp_gather(struct dlcp_group *g, const void *send, void *recv, size_t n,
+		int dtype, int root, const struct dlcp_coll_opts *opts);
+/*
+ * Scatter from @root: elements [r * @n, (r + 1) * @n) of @root's @send
+ * (NULL on the other ranks) land in rank r's @recv (@n elements).
+ */
+int dlcp_scatter(struct dlcp_group *g, const void *send, void *recv, size_t n,
+		 int dtype, int root, const struct dlcp_coll_opts *opts);
+/*
+ * All-to-all with a part per pair of ranks: this rank sends @scounts[p]
+ * elements from @send + @sdispls[p] (in elements) to rank p and receives
+ * the @rcounts[p] elements rank p sends it at @recv + @rdispls[p];
+ * @scounts[p] here must equal rank p's @rcounts[this rank] (-EMSGSIZE).
+ * NULL displacements: the parts are packed in rank order. Zero-length
+ * parts are allowed (the buffer may then be NULL). The parts follow a
+ * shifted schedule (at step k to rank + k, from rank - k), so that no
+ * receiver has every peer sending to it at once. @send and @recv must not
+ * overlap.
+ */
+int dlcp_all_to_allv(struct dlcp_group *g, const void *send,
+		     const size_t *scounts, const size_t *sdispls, void *recv,
+		     const size_t *rcounts, const size_t *rdispls, int dtype,
+		     const struct dlcp_coll_opts *opts);
+/* The same with @n elements for every rank, packed in rank order. */
+int dlcp_all_to_all(struct dlcp_group *g, const void *send, void *recv,
+		    size_t n, int dtype, const struct dlcp_coll_opts *opts);
 /* A simple barrier (one exact message around the ring, twice). */
 int dlcp_barrier(struct dlcp_group *g, uint32_t iteration, int timeout_ms);
 

@@ -6,6 +6,6 @@
 LIBDLCP_SRCS	:= ep.c transport_dlcp.c transport_tcp.c addr.c helpers.c \
 		   group.c rendezvous.c frame.c frame_quant.c coll.c \
 		   allreduce_ring.c allreduce_direct.c ps.c barrier.c quant.c \
-		   qcoll.c
+		   qcoll.c part.c reduce.c gather.c scatter.c alltoall.c
 LIBDLCP_HDRS	:= libdlcp.h addr.h clock.h io.h transport.h group.h frame.h \
 		   coll.h qcoll.h

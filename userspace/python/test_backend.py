@@ -8,16 +8,21 @@ Every job is started the way a user starts one: torchrun (python3 -m
 dlcp.run, with a c10d rendezvous on a port the kernel chooses), whose
 workers call init_process_group("dlcp"):
 
-1. 2 and 3 ranks: every collective (all_reduce of every op on every
-   dtype, exact against results computed on Python numbers, and the
+1. 2 and 3 ranks: every collective (all_reduce and reduce of every op on
+   every dtype, exact against results computed on Python numbers, and the
    op/dtype pairs it refuses; every dtype through broadcast, all_gather,
    reduce_scatter and send/recv; broadcast from each root, their
    single-tensor forms, barrier, send/recv with tags) against values each
-   rank computes itself; asynchronous Works and their futures; a group with
+   rank computes itself; reduce, gather, scatter, all_to_all and
+   all_to_all_single (uneven and empty parts; libdlcp's tests cover parts
+   of several messages) against gloo's results or direct computations, gather_object,
+   scatter_object_list, recv from any source; asynchronous Works and their
+   futures; a group with
    a loss budget (pg_options) and one from DLCP_BUDGET_PPM; bad options and
    unsupported operations raise clear errors; a group with a 3 s timeout
    where the last rank never joins the all_reduce nor sends what another
-   rank receives: both fail with a timeout error within it; DDP (no comm
+   rank receives (nor anything a recv from any source would take): each
+   fails with a timeout error within it; DDP (no comm
    hook) trains a small model for a few steps: its parameters agree across
    the ranks bit for bit, with a single-process reference and with DDP over
    gloo.
@@ -352,8 +357,8 @@ def _mtensor(vals, name):
 
 
 def matrix(ck):
-    """all_reduce of every op on every dtype, exactly; the op/dtype pairs the
-    backend does not reduce raise ValueError; every dtype through broadcast,
+    """all_reduce and reduce of every op on every dtype, exactly; the op/dtype
+    pairs the backend does not reduce raise ValueError; every dtype through broadcast,
     all_gather, reduce_scatter and send/recv."""
     import torch
     import torch.distributed as dist
@@ -377,15 +382,20 @@ def matrix(ck):
                     if not ok:
                         bad.append("%s: %s" % (name, msg))
                     continue
+                y = x.clone()
                 dist.all_reduce(x, op=rop)
                 cols = list(zip(*[_mvals(op, kind, r, W, n) for r in range(W)]))
                 want = _mtensor(_mreduce(op, cols, W), name)
                 if not _same(x, want):
                     bad.append("%s: got %s want %s" % (name, x[:5].tolist(), want[:5].tolist()))
+                mine = y.clone()
+                dist.reduce(y, W - 1, op=rop)       # the same to the last rank alone
+                if not _same(y, want if R == W - 1 else mine):
+                    bad.append("%s: reduce got %s" % (name, y[:5].tolist()))
                 done.append(name)
             return not bad, "; ".join(bad) or "exact: " + " ".join(done)
         valid = [d for d in _DTYPES if _op_valid(op, _kind(d))]
-        ck.run("all_reduce %s exact on %s; ValueError on %s" % (
+        ck.run("all_reduce and reduce %s exact on %s; ValueError on %s" % (
             op, " ".join(valid), " ".join(d for d in _DTYPES if d not in valid) or "none"),
             one_op)
 
@@ -426,6 +436,127 @@ def matrix(ck):
                 bad.append("send/recv")
             return not bad, ", ".join(bad)
         ck.run("%s: broadcast, all_gather, reduce_scatter SUM, send/recv exact" % name, moves)
+
+
+def moves(ck):
+    """reduce, gather, scatter, all_to_all, all_to_all_single (equal and
+    uneven parts, empty ones), the object collectives on top of them and
+    recv from any source, against direct computations and against gloo."""
+    import torch
+    import torch.distributed as dist
+    R, W = dist.get_rank(), dist.get_world_size()
+    S, f32, i64 = dist.ReduceOp, torch.float32, torch.int64
+    gloo = dist.new_group(backend="gloo")
+
+    def reduce():
+        bad = []
+        ops = [(S.SUM, f32, 1001), (S.SUM, torch.int32, 77), (S.SUM, torch.float16, 50),
+               (S.MAX, i64, 33), (S.PRODUCT, torch.float64, 9), (S.MIN, torch.bool, 5)]
+        if hasattr(S, "AVG"):
+            ops.append((S.AVG, f32, 40))
+        for root in sorted({0, W - 1}):
+            for op, dt, n in ops:
+                x, xg = _vals(R, n, dt), _vals(R, n, dt)
+                if op == S.PRODUCT:
+                    x, xg = x % 3 + 1, xg % 3 + 1
+                mine = x.clone()
+                dist.reduce(x, root, op=op)
+                # gloo reduces neither bool (MIN: "all") nor with AVG
+                if dt == torch.bool:
+                    xg = torch.stack([_vals(r, n, dt) for r in range(W)]).all(0)
+                elif op == getattr(S, "AVG", None):
+                    xg = torch.stack([_vals(r, n, dt) for r in range(W)]).sum(0) / W
+                else:
+                    dist.reduce(xg, root, op=op, group=gloo)
+                if R == root and not _same(x, xg) or R != root and not _same(x, mine):
+                    bad.append("%s %s root %d: %s, gloo %s" % (op, dt, root, x[:4].tolist(),
+                                                               xg[:4].tolist()))
+        return not bad, "; ".join(bad)
+    ck.run("reduce SUM float32/int32/float16, MAX int64, PRODUCT float64 to roots 0 and %d "
+           "= gloo's, MIN bool and AVG exact; other ranks' tensors unchanged" % (W - 1), reduce)
+
+    def gather_scatter():
+        bad = []
+        for root in sorted({0, W - 1}):
+            for dt, n in ((i64, 7), (f32, 1001), (torch.bool, 3)):
+                def v(r, k):
+                    return _vals(r, n, dt) if dt == torch.bool else _vals(r, n, dt) + k
+                outs = [torch.zeros(n, dtype=dt) for _ in range(W)] if R == root else None
+                dist.gather(v(R, R), outs, root)
+                if R == root and not all(_same(outs[r], v(r, r)) for r in range(W)):
+                    bad.append("gather %s to %d" % (dt, root))
+                out = torch.zeros(n, dtype=dt)
+                dist.scatter(out, [v(root, 10 * r) for r in range(W)] if R == root else None,
+                             root)
+                if not _same(out, v(root, 10 * R)):
+                    bad.append("scatter %s from %d" % (dt, root))
+        return not bad, ", ".join(bad)
+    ck.run("gather and scatter int64, float32, bool to/from roots 0 and %d exact"
+           % (W - 1), gather_scatter)
+
+    # rank s sends rank d (s + 2 d) % 3 rows of 3 (some parts empty)
+    def rows(s, d):
+        return (s + 2 * d) % 3
+
+    def part(s, d, dt):
+        return (torch.arange(rows(s, d) * 3).view(-1, 3) + 100 * s + 10 * d).to(dt)
+
+    def a2a_list():
+        outs = [torch.full((rows(p, R), 3), -1, dtype=i64) for p in range(W)]
+        dist.all_to_all(outs, [part(R, d, i64) for d in range(W)])
+        return all(_same(outs[p], part(p, R, i64)) for p in range(W)), [o.tolist() for o in outs]
+    ck.run("all_to_all of lists, uneven parts (some empty) exact", a2a_list)
+
+    def a2a_single():
+        ins = [rows(R, d) for d in range(W)]
+        outs_n = [rows(p, R) for p in range(W)]
+        x = torch.cat([part(R, d, torch.float64) for d in range(W)])
+        y, yg = (torch.zeros(sum(outs_n), 3, dtype=torch.float64) for _ in range(2))
+        dist.all_to_all_single(y, x, outs_n, ins)
+        dist.all_to_all_single(yg, x, outs_n, ins, group=gloo)
+        yt = torch.zeros(3, sum(outs_n), dtype=torch.float64).t()      # not contiguous
+        dist.all_to_all_single(yt, x.t().contiguous().t(), outs_n, ins)
+        P = 1001
+        big = torch.arange(W * P, dtype=f32) + R * 0.5
+        out = torch.zeros_like(big)
+        dist.all_to_all_single(out, big)
+        want = torch.cat([torch.arange(R * P, (R + 1) * P, dtype=f32) + p * 0.5
+                          for p in range(W)])
+        ok1 = _same(y, torch.cat([part(p, R, torch.float64) for p in range(W)]))
+        return ok1 and _same(y, yg) and _same(yt, y) and _same(out, want), (
+            y[:2].tolist(), yg[:2].tolist(), yt[:2].tolist())
+    ck.run("all_to_all_single: uneven splits (some empty) = gloo's, of non-contiguous "
+           "tensors too, equal splits exact", a2a_single)
+
+    def bad_split():
+        return _expect_error(lambda: dist.all_to_all_single(
+            torch.zeros(W), torch.zeros(W), [1] * W, [W] * W), "split sizes")
+    ck.run("all_to_all_single with split sizes that do not add up: ValueError", bad_split)
+
+    def objects():
+        obj = {"rank": R, "data": list(range(R + 1))}
+        got = [None] * W if R == 0 else None
+        dist.gather_object(obj, got, dst=0)
+        out = [None]
+        dist.scatter_object_list(out, [("to", r, "x" * r) for r in range(W)] if R == W - 1
+                                 else None, src=W - 1)
+        ok = out[0] == ("to", R, "x" * R) and (R != 0 or got == [
+            {"rank": r, "data": list(range(r + 1))} for r in range(W)])
+        return ok, (got, out)
+    ck.run("gather_object and scatter_object_list", objects)
+
+    def anysource():
+        if R == 0:
+            got = []
+            for _ in range(W - 1):
+                t = torch.zeros(2, dtype=i64)
+                src = dist.recv(t, tag=31)
+                got.append((src, t.tolist()))
+            return sorted(got) == [(r, [r, 7 * r]) for r in range(1, W)], got
+        dist.send(torch.tensor([R, 7 * R]), 0, tag=31)
+        return True
+    ck.run("recv from any source returns each sender's rank and tensor", anysource)
+    dist.barrier()
 
 
 def errors(ck):
@@ -475,24 +606,30 @@ def timeouts(ck):
     N1 = ("a group with a %g s timeout, the last rank never joins an all_reduce: "
           "the others fail with a timeout error within it" % TIMEOUT_S)
     N2 = "... nor sends what a recv waits for: the recv fails with a timeout error within it"
+    N3 = "... a recv from any source that nothing matches fails with a timeout error within it"
     tg = dist.new_group(timeout=datetime.timedelta(seconds=TIMEOUT_S))
     late = W - 1
     if R != late:
         got = torch.zeros(3)
         t0 = time.monotonic()
         rw = dist.irecv(got, late, group=tg, tag=9)
+        aw = dist.irecv(torch.zeros(3), group=tg, tag=10)          # from any source
         ok1, msg1 = _expect_error(lambda: dist.all_reduce(torch.ones(1000), group=tg),
                                   "timed out")
         t1 = time.monotonic() - t0
         ok2, msg2 = _expect_error(rw.wait, "timeout")
         t2 = time.monotonic() - t0
+        ok3, msg3 = _expect_error(aw.wait, "timeout", "any")
+        t3 = time.monotonic() - t0
         ck.add(N1, ok1 and TIMEOUT_S - 0.5 <= t1 <= TIMEOUT_S + SLACK_S,
                "after %.1f s: %s" % (t1, msg1), show=True)
         ck.add(N2, ok2 and TIMEOUT_S - 0.5 <= t2 <= TIMEOUT_S + SLACK_S,
                "after %.1f s: %s" % (t2, msg2), show=True)
+        ck.add(N3, ok3 and TIMEOUT_S - 0.5 <= t3 <= TIMEOUT_S + SLACK_S,
+               "after %.1f s: %s" % (t3, msg3), show=True)
     else:
-        ck.add(N1, True, "the rank that stays away")
-        ck.add(N2, True, "the rank that stays away")
+        for name in (N1, N2, N3):
+            ck.add(name, True, "the rank that stays away")
     dist.barrier()
 
 
@@ -612,7 +749,7 @@ def worker(argv):
         ck.add("init_process_group(\"dlcp\"): %s" % type(dist.group.WORLD).__name__,
                dist.get_backend() == "dlcp" and
                type(dist.group.WORLD).__name__ == "ProcessGroupDlcp")
-        for part in (collectives, matrix, errors, timeouts, ddp):
+        for part in (collectives, matrix, moves, errors, timeouts, ddp):
             if part is collectives:
                 part(ck, loss)
             else:

@@ -118,6 +118,46 @@ def t_rs_ag(world, n):
           not any(errs) and all(np.array_equal(o, s) for o in out))
 
 
+def t_moves(world):
+    """reduce to a root, gather, scatter and all-to-all (equal and uneven
+    parts, float64 travelling as bytes) against numpy."""
+    root = world - 1
+    # rank s sends (s + 2 d) % 3 * 4 elements to rank d (some parts empty)
+    cnt = [[(s + 2 * d) % 3 * 4 for d in range(world)] for s in range(world)]
+
+    def part(s, d):
+        return np.arange(cnt[s][d], dtype=np.float64) + 100 * s + 10 * d
+
+    def fn(g, r):
+        a = vals(r, 1001)
+        g.reduce(a, root=root, reduce=dlcp.REDUCE_SUM, iteration=1)
+        gat = np.zeros(world * 5, np.int16) if r == root else None
+        g.gather(np.arange(5, dtype=np.int16) + r, gat, root=root, iteration=2)
+        sc = np.zeros(3, np.float32)
+        g.scatter(np.arange(3 * world, dtype=np.float32) if r == root else None, sc,
+                  root=root, iteration=3)
+        eq = np.zeros(world * 2, np.int32)
+        g.all_to_all(np.arange(world * 2, dtype=np.int32) + 10 * r, eq, iteration=4)
+        rc = [cnt[p][r] for p in range(world)]
+        uv = np.zeros(sum(rc), np.float64)
+        g.all_to_all(np.concatenate([part(r, d) for d in range(world)]), uv,
+                     scounts=cnt[r], rcounts=rc, iteration=5)
+        return a, gat, sc, eq, uv
+    out, errs = ranks(world, fn)
+    s = sum(vals(r, 1001) for r in range(world))
+    ok = not any(errs)
+    for r, (a, gat, sc, eq, uv) in enumerate(out if ok else []):
+        ok &= np.array_equal(a, s if r == root else vals(r, 1001))
+        ok &= r != root or np.array_equal(
+            gat, np.concatenate([np.arange(5, dtype=np.int16) + p for p in range(world)]))
+        ok &= np.array_equal(sc, np.arange(3 * r, 3 * r + 3, dtype=np.float32))
+        ok &= np.array_equal(eq, np.array([2 * r + k + 10 * p for p in range(world)
+                                           for k in range(2)], np.int32))
+        ok &= np.array_equal(uv, np.concatenate([part(p, r) for p in range(world)]))
+    check("reduce, gather, scatter, all_to_all (equal, uneven float64) world=%d root=%d"
+          % (world, root), ok)
+
+
 def t_torch():
     if "--no-torch" in sys.argv[1:]:
         check("torch tensors # SKIP --no-torch", True)
@@ -380,6 +420,8 @@ def main():
     t_allreduce(4, 5000, dlcp.REDUCE_MEAN, dlcp.ALGO_DIRECT)
     t_ps(3, 5000)
     t_rs_ag(3, 999)
+    t_moves(1)
+    t_moves(3)
     t_torch()
     t_mismatch()
     t_bad_input()

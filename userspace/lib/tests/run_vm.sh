@@ -31,6 +31,7 @@ ip netns del lx 2>/dev/null; ip netns add lx
 ip -n lx link set lo up
 if [ "$TORCH" != only ]; then
 	ip netns exec lx "$HERE/test_coll" dlcp || rc=1
+	ip netns exec lx "$HERE/test_moves" dlcp || rc=1
 	ip netns exec lx "$HERE/test_qcoll" dlcp || rc=1
 	# the Python bindings over DLCP (torch import is slow in the VM: skipped)
 	ip netns exec lx /usr/bin/python3 "$TOP/userspace/python/test_dlcp.py" dlcp --no-torch || rc=1
@@ -51,6 +52,7 @@ ip netns exec ll tc qdisc add dev lo root netem loss random "$LOSS"
 echo "# lo: netem loss $LOSS"
 if [ "$TORCH" != only ]; then
 	ip netns exec ll "$HERE/test_coll" dlcp --loss || rc=1
+	ip netns exec ll "$HERE/test_moves" dlcp --loss || rc=1
 	ip netns exec ll "$HERE/test_qcoll" dlcp --loss || rc=1
 fi
 if [ "$TORCH" != 0 ] && [ "${DLCP_TORCH_LOSS:-1}" = 0 ]; then

@@ -25,59 +25,31 @@
 
 #include "libdlcp.h"
 #include "tap.h"
-#include "eps.h"
-
-static int transport = DLCP_TRANSPORT_TCP;
-static int family = AF_INET;
+#include "ranks.h"
 
 enum op { OP_ALLREDUCE, OP_RS, OP_AG, OP_PS, OP_PS_DEDICATED, OP_BARRIER };
 
 struct job {
-	int rank, world;
+	struct rank_job b;
 	enum op op;
-	size_t n;
-	int dtype;
 	int reduce;
 	int algo;		/* enum dlcp_algo */
 	uint32_t budget;
-	int timeout_ms;
 	int same_values;	/* loss test: all ranks contribute the same */
-	int absent;		/* this rank does not take part */
-	size_t n_override;	/* this rank uses another size (mismatch) */
-	int dtype_override;
-	int iters;
-	struct sockaddr_storage *addrs;
-	struct dlcp_ep *ep;	/* opened on port 0 by run() */
 	/* results */
-	int err;
 	long bad_elems;
 	struct dlcp_coll_stats st;
 	double secs;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int32_t val(int rank, size_t i, int same)
-{
-	if (same)
-		return (int32_t)(i % 50) + 1;
-	return (int32_t)((i * 7 + (size_t)rank * 13 + 3) % 101) - 50;
-}
-
 static double expect(const struct job *j, size_t i, int rank)
 {
 	double s = 0;
-	int r, contributors = j->world;
+	int r, contributors = j->b.world;
 
 	if (j->op == OP_PS_DEDICATED)
-		contributors = j->world - 1;
-	for (r = 0; r < j->world; r++) {
+		contributors = j->b.world - 1;
+	for (r = 0; r < j->b.world; r++) {
 		if (j->op == OP_PS_DEDICATED && r == 0)
 			continue;
 		s += val(r, i, j->same_values);
@@ -85,7 +57,7 @@ static double expect(const struct job *j, size_t i, int rank)
 	(void)rank;
 	if (j->reduce == DLCP_REDUCE_SUM)
 		return s;
-	if (j->dtype == DLCP_DTYPE_INT32)
+	if (j->b.dtype == DLCP_DTYPE_INT32)
 		return (double)((int32_t)s / contributors);
 	return (double)((float)s / (float)contributors);
 }
@@ -95,19 +67,14 @@ static void *rank_main(void *arg)
 	struct job *j = arg;
 	struct dlcp_group *g;
 	struct dlcp_coll_opts o = { 0 };
-	size_t n = j->n_override ? j->n_override : j->n, i;
-	int dtype = j->dtype_override ? j->dtype_override : j->dtype;
+	size_t n = j->b.n_override ? j->b.n_override : j->b.n, i;
+	int dtype = j->b.dtype_override ? j->b.dtype_override : j->b.dtype;
 	void *buf;
 	double t0;
 	int it;
 
-	if (j->absent)
+	if (rank_open(&j->b, &g))
 		return NULL;
-	j->err = dlcp_group_open_ep(&g, j->ep, j->rank, j->world, j->addrs,
-				    j->timeout_ms);
-	if (j->err)
-		return NULL;
-	j->ep = NULL;	/* the group's now */
 	buf = malloc((n ? n : 1) * 4);
 	o.reduce = j->reduce;
 	o.algo = j->algo;
@@ -115,130 +82,81 @@ static void *rank_main(void *arg)
 	o.budget2_ppm = j->budget / 2;
 	o.stats = &j->st;
 	t0 = now();
-	for (it = 0; it < j->iters && !j->err; it++) {
+	for (it = 0; it < j->b.iters && !j->b.err; it++) {
 		struct dlcp_coll_stats st;
 
 		o.iteration = (uint32_t)it;
 		o.tag = 5;
 		o.layer = 1;
 		o.stats = &st;
-		for (i = 0; i < n; i++) {
-			int32_t v = val(j->rank, i, j->same_values);
-
-			if (dtype == DLCP_DTYPE_FP32)
-				((float *)buf)[i] = (float)v;
-			else
-				((int32_t *)buf)[i] = v;
-		}
+		fill_vals(buf, n, dtype, j->b.rank, j->same_values);
 		switch (j->op) {
 		case OP_ALLREDUCE:
-			j->err = dlcp_allreduce(g, buf, n, dtype, &o);
+			j->b.err = dlcp_allreduce(g, buf, n, dtype, &o);
 			break;
 		case OP_RS:
-			j->err = dlcp_reduce_scatter(g, buf, n, dtype, &o);
+			j->b.err = dlcp_reduce_scatter(g, buf, n, dtype, &o);
 			break;
 		case OP_AG:
-			j->err = dlcp_all_gather(g, buf, n, dtype, &o);
+			j->b.err = dlcp_all_gather(g, buf, n, dtype, &o);
 			break;
 		case OP_PS:
-			j->err = dlcp_ps_push_pull(g, buf, buf, n, dtype, &o);
+			j->b.err = dlcp_ps_push_pull(g, buf, buf, n, dtype, &o);
 			break;
 		case OP_PS_DEDICATED:
 			o.dedicated_server = 1;
-			j->err = dlcp_ps_push_pull(g, j->rank ? buf : NULL,
-						   j->rank ? buf : NULL, n, dtype, &o);
+			j->b.err = dlcp_ps_push_pull(g, j->b.rank ? buf : NULL,
+						   j->b.rank ? buf : NULL, n, dtype, &o);
 			break;
 		case OP_BARRIER:
-			j->err = dlcp_barrier(g, (uint32_t)it, j->timeout_ms);
+			j->b.err = dlcp_barrier(g, (uint32_t)it, j->b.timeout_ms);
 			break;
 		}
 		j->st.bytes_lost += st.bytes_lost;
 		j->st.elems_lost += st.elems_lost;
 		j->st.elems_fallback += st.elems_fallback;
 		j->st.msgs_sent += st.msgs_sent;
-		if (j->err || j->op == OP_BARRIER)
+		if (j->b.err || j->op == OP_BARRIER)
 			continue;
-		if (j->op == OP_PS_DEDICATED && j->rank == 0)
+		if (j->op == OP_PS_DEDICATED && j->b.rank == 0)
 			continue;
 		for (i = 0; i < n; i++) {
 			size_t off, len;
 			double want, got;
 
 			if (j->op == OP_RS) {
-				dlcp_chunk_range(n, (unsigned int)j->world,
-						 (unsigned int)j->rank, &off, &len);
+				dlcp_chunk_range(n, (unsigned int)j->b.world,
+						 (unsigned int)j->b.rank, &off, &len);
 				want = (i >= off && i < off + len) ?
-					expect(j, i, j->rank) :
-					val(j->rank, i, j->same_values);
+					expect(j, i, j->b.rank) :
+					val(j->b.rank, i, j->same_values);
 			} else if (j->op == OP_AG) {
 				unsigned int owner = 0, w;
 
-				for (w = 0; w < (unsigned int)j->world; w++) {
-					dlcp_chunk_range(n, (unsigned int)j->world, w,
+				for (w = 0; w < (unsigned int)j->b.world; w++) {
+					dlcp_chunk_range(n, (unsigned int)j->b.world, w,
 							 &off, &len);
 					if (i >= off && i < off + len)
 						owner = w;
 				}
 				want = val((int)owner, i, j->same_values);
 			} else {
-				want = expect(j, i, j->rank);
+				want = expect(j, i, j->b.rank);
 			}
 			got = dtype == DLCP_DTYPE_FP32 ? ((float *)buf)[i] :
 							 ((int32_t *)buf)[i];
 			if (got != want) {
 				if (j->bad_elems < 3)
 					fprintf(stderr, "# rank %d elem %zu: got %g want %g\n",
-						j->rank, i, got, want);
+						j->b.rank, i, got, want);
 				j->bad_elems++;
 			}
 		}
 	}
 	j->secs = now() - t0;
 	free(buf);
-	dlcp_group_close(g, j->err ? 2000 : -1);
+	rank_close(&j->b, g);
 	return NULL;
-}
-
-/* Run @proto with @world ranks; returns the jobs (caller frees). */
-static struct job *run(const struct job *proto, int world,
-		       void (*tweak)(struct job *, int))
-{
-	struct sockaddr_storage *addrs = calloc((size_t)world, sizeof(*addrs));
-	struct dlcp_ep **eps = calloc((size_t)world, sizeof(*eps));
-	struct job *jobs = calloc((size_t)world, sizeof(*jobs));
-	pthread_t *thr = calloc((size_t)world, sizeof(*thr));
-	int r, err;
-
-	err = open_eps(world, family, transport, eps, addrs);
-	for (r = 0; r < world; r++) {
-		jobs[r] = *proto;
-		jobs[r].rank = r;
-		jobs[r].world = world;
-		jobs[r].addrs = addrs;
-		jobs[r].ep = err ? NULL : eps[r];
-		if (err) {
-			jobs[r].err = err;
-			continue;
-		}
-		if (!jobs[r].iters)
-			jobs[r].iters = 1;
-		if (!jobs[r].timeout_ms)
-			jobs[r].timeout_ms = 20000;
-		if (tweak)
-			tweak(&jobs[r], r);
-		pthread_create(&thr[r], NULL, rank_main, &jobs[r]);
-	}
-	for (r = 0; r < world; r++)
-		if (!err)
-			pthread_join(thr[r], NULL);
-	for (r = 0; r < world; r++)	/* absent ranks' endpoints */
-		if (jobs[r].ep)
-			dlcp_ep_close(jobs[r].ep, 0);
-	free(thr);
-	free(eps);
-	jobs[0].addrs = NULL;
-	free(addrs);
-	return jobs;
 }
 
 static const char *opname(enum op op)
@@ -268,14 +186,14 @@ static void exact_case_algo(enum op op, int world, size_t n, int dtype,
 
 	p.op = op;
 	p.algo = algo;
-	p.n = n;
-	p.dtype = dtype;
+	p.b.n = n;
+	p.b.dtype = dtype;
 	p.reduce = reduce;
-	p.iters = 2;
-	jobs = run(&p, world, NULL);
+	p.b.iters = 2;
+	jobs = run_ranks(&p, sizeof(p), world, NULL, rank_main);
 	for (r = 0; r < world; r++) {
-		if (jobs[r].err)
-			err = jobs[r].err;
+		if (jobs[r].b.err)
+			err = jobs[r].b.err;
 		bad += jobs[r].bad_elems;
 	}
 	ok = !err && !bad;
@@ -291,24 +209,6 @@ static void exact_case(enum op op, int world, size_t n, int dtype, int reduce)
 	exact_case_algo(op, world, n, dtype, reduce, DLCP_ALGO_RING);
 }
 
-static void tweak_size(struct job *j, int r)
-{
-	if (r == 1)
-		j->n_override = j->n + 200;
-}
-
-static void tweak_dtype(struct job *j, int r)
-{
-	if (r == 1)
-		j->dtype_override = DLCP_DTYPE_INT32;
-}
-
-static void tweak_dead(struct job *j, int r)
-{
-	if (r == j->world - 1)
-		j->absent = 1;
-}
-
 static void bad_cases(void)
 {
 	struct job p = { 0 }, *jobs;
@@ -320,51 +220,51 @@ static void bad_cases(void)
 	int r, ok, err;
 
 	p.op = OP_ALLREDUCE;
-	p.n = 1000;
-	p.dtype = DLCP_DTYPE_FP32;
-	p.timeout_ms = 3000;
+	p.b.n = 1000;
+	p.b.dtype = DLCP_DTYPE_FP32;
+	p.b.timeout_ms = 3000;
 
-	jobs = run(&p, 2, tweak_size);
-	report(jobs[0].err == -EMSGSIZE && jobs[1].err == -EMSGSIZE,
+	jobs = run_ranks(&p, sizeof(p), 2, tweak_size, rank_main);
+	report(jobs[0].b.err == -EMSGSIZE && jobs[1].b.err == -EMSGSIZE,
 	       "size mismatch -> -EMSGSIZE on both ranks (%d, %d)",
-	       jobs[0].err, jobs[1].err);
+	       jobs[0].b.err, jobs[1].b.err);
 	free(jobs);
 
-	jobs = run(&p, 3, tweak_size);
+	jobs = run_ranks(&p, sizeof(p), 3, tweak_size, rank_main);
 	ok = 1;
 	for (r = 0; r < 3; r++)
-		ok &= jobs[r].err == -EMSGSIZE;
+		ok &= jobs[r].b.err == -EMSGSIZE;
 	report(ok, "size mismatch world=3 -> -EMSGSIZE everywhere (%d, %d, %d)",
-	       jobs[0].err, jobs[1].err, jobs[2].err);
+	       jobs[0].b.err, jobs[1].b.err, jobs[2].b.err);
 	free(jobs);
 
-	jobs = run(&p, 2, tweak_dtype);
-	report(jobs[0].err == -EINVAL && jobs[1].err == -EINVAL,
+	jobs = run_ranks(&p, sizeof(p), 2, tweak_dtype, rank_main);
+	report(jobs[0].b.err == -EINVAL && jobs[1].b.err == -EINVAL,
 	       "dtype mismatch -> -EINVAL on both ranks (%d, %d)",
-	       jobs[0].err, jobs[1].err);
+	       jobs[0].b.err, jobs[1].b.err);
 	free(jobs);
 
 	p.op = OP_PS;
-	jobs = run(&p, 3, tweak_size);
-	report(jobs[0].err == -EMSGSIZE, "ps size mismatch -> -EMSGSIZE at the server (%d)",
-	       jobs[0].err);
+	jobs = run_ranks(&p, sizeof(p), 3, tweak_size, rank_main);
+	report(jobs[0].b.err == -EMSGSIZE, "ps size mismatch -> -EMSGSIZE at the server (%d)",
+	       jobs[0].b.err);
 	free(jobs);
 
 	p.op = OP_ALLREDUCE;
-	p.timeout_ms = 1500;
+	p.b.timeout_ms = 1500;
 	t0 = now();
-	jobs = run(&p, 3, tweak_dead);
-	ok = jobs[0].err == -ETIMEDOUT && jobs[1].err == -ETIMEDOUT;
+	jobs = run_ranks(&p, sizeof(p), 3, tweak_dead, rank_main);
+	ok = jobs[0].b.err == -ETIMEDOUT && jobs[1].b.err == -ETIMEDOUT;
 	report(ok && now() - t0 < 15, "dead rank -> -ETIMEDOUT, no hang (%d, %d, %.1f s)",
-	       jobs[0].err, jobs[1].err, now() - t0);
+	       jobs[0].b.err, jobs[1].b.err, now() - t0);
 	free(jobs);
 
 	p.op = OP_PS;
 	t0 = now();
-	jobs = run(&p, 3, tweak_dead);
-	ok = jobs[0].err == -ETIMEDOUT && jobs[1].err == -ETIMEDOUT;
+	jobs = run_ranks(&p, sizeof(p), 3, tweak_dead, rank_main);
+	ok = jobs[0].b.err == -ETIMEDOUT && jobs[1].b.err == -ETIMEDOUT;
 	report(ok && now() - t0 < 15, "ps dead worker -> -ETIMEDOUT (%d, %d, %.1f s)",
-	       jobs[0].err, jobs[1].err, now() - t0);
+	       jobs[0].b.err, jobs[1].b.err, now() - t0);
 	free(jobs);
 
 	/* argument checks */
@@ -440,10 +340,10 @@ static void bad_cases(void)
 	}
 }
 
-static void tweak_same(struct job *j, int r)
+static void tweak_same(struct rank_job *j, int r)
 {
 	(void)r;
-	j->same_values = 1;
+	((struct job *)j)->same_values = 1;
 }
 
 static void loss_case(enum op op, int world, size_t n, int reduce, uint32_t budget,
@@ -456,15 +356,15 @@ static void loss_case(enum op op, int world, size_t n, int reduce, uint32_t budg
 
 	p.op = op;
 	p.algo = algo;
-	p.n = n;
-	p.dtype = DLCP_DTYPE_FP32;
+	p.b.n = n;
+	p.b.dtype = DLCP_DTYPE_FP32;
 	p.reduce = reduce;
 	p.budget = budget;
-	p.iters = 5;
-	jobs = run(&p, world, tweak_same);
+	p.b.iters = 5;
+	jobs = run_ranks(&p, sizeof(p), world, tweak_same, rank_main);
 	for (r = 0; r < world; r++) {
-		if (jobs[r].err)
-			err = jobs[r].err;
+		if (jobs[r].b.err)
+			err = jobs[r].b.err;
 		bad += jobs[r].bad_elems;
 		lost += jobs[r].st.bytes_lost;
 		elost += jobs[r].st.elems_lost;

@@ -281,6 +281,15 @@ _all_gather = _sig("dlcp_all_gather", ctypes.c_int, _vp, _vp, ctypes.c_size_t, c
 _ps = _sig("dlcp_ps_push_pull", ctypes.c_int, _vp, _vp, _vp, ctypes.c_size_t, ctypes.c_int,
            _P(CollOpts))
 _barrier = _sig("dlcp_barrier", ctypes.c_int, _vp, ctypes.c_uint32, ctypes.c_int)
+_reduce = _sig("dlcp_reduce", ctypes.c_int, _vp, _vp, ctypes.c_size_t, ctypes.c_int,
+               ctypes.c_int, _P(CollOpts))
+_gather = _sig("dlcp_gather", ctypes.c_int, _vp, _vp, _vp, ctypes.c_size_t, ctypes.c_int,
+               ctypes.c_int, _P(CollOpts))
+_scatter = _sig("dlcp_scatter", ctypes.c_int, _vp, _vp, _vp, ctypes.c_size_t, ctypes.c_int,
+                ctypes.c_int, _P(CollOpts))
+_SizeP = _P(ctypes.c_size_t)
+_all_to_allv = _sig("dlcp_all_to_allv", ctypes.c_int, _vp, _vp, _SizeP, _SizeP, _vp, _SizeP,
+                    _SizeP, ctypes.c_int, _P(CollOpts))
 _chunk_range = _sig("dlcp_chunk_range", None, ctypes.c_size_t, ctypes.c_uint, ctypes.c_uint,
                     _P(ctypes.c_size_t), _P(ctypes.c_size_t))
 _seg_classes = _sig("dlcp_seg_classes", ctypes.c_long, _vp, ctypes.c_size_t, ctypes.c_int,
@@ -323,6 +332,35 @@ def _buf(t):
     if name.endswith("int32"):
         return ptr, n, DTYPE_INT32
     raise ValueError("unsupported dtype %s (float32 or int32)" % name)
+
+
+# the library's dtypes of the collectives that move elements (any other
+# dtype travels as its bytes)
+_MOVE_DTYPES = (("float32", DTYPE_FP32), ("int32", DTYPE_INT32), ("float16", DTYPE_FP16),
+                ("bfloat16", DTYPE_BF16), ("int8", DTYPE_INT8))
+
+
+def _move_buf(t):
+    """(pointer, elements, dtype, library elements per element) of a
+    contiguous numpy array or CPU torch tensor of any dtype."""
+    mod = type(t).__module__
+    if mod.startswith("torch"):
+        if t.device.type != "cpu" or not t.is_contiguous():
+            raise ValueError("need a contiguous CPU tensor")
+        ptr, n, size = t.data_ptr(), t.numel(), t.element_size()
+    else:
+        if not t.flags["C_CONTIGUOUS"] or not t.flags["WRITEABLE"]:
+            raise ValueError("need a contiguous writeable array")
+        ptr, n, size = t.ctypes.data, t.size, t.itemsize
+    name = str(t.dtype)
+    for suffix, dt in _MOVE_DTYPES:
+        if name.endswith(suffix) and not name.endswith("uint8"):
+            return ptr, n, dt, 1
+    return ptr, n * size, DTYPE_BYTES, size
+
+
+def _sizes(v, scale):
+    return None if v is None else (ctypes.c_size_t * len(v))(*[int(x) * scale for x in v])
 
 
 def chunk_range(n: int, world: int, i: int) -> Tuple[int, int]:
@@ -628,6 +666,74 @@ class Group:
     def barrier(self, iteration: int = 0, timeout_ms: int = 0) -> None:
         """Return once every rank has entered the barrier of @iteration."""
         _check(_barrier(self._g, iteration, timeout_ms), "dlcp_barrier")
+
+    def reduce(self, t: Buffer, root: int = 0, tag: int = 0, iteration: int = 0,
+               layer: int = 0, budget_ppm: int = 0, budget2_ppm: Optional[int] = None,
+               reduce: int = REDUCE_MEAN, timeout_ms: int = 0, algo: int = ALGO_RING) -> Stats:
+        """Reduce to @root in place: only @root's @t gets the result
+        (budget_ppm: the reduce-scatter, budget2_ppm: the chunks' way to
+        the root)."""
+        stats = CollStats()
+        o = self._opts(tag, iteration, layer, budget_ppm, budget2_ppm, reduce, 0, 0,
+                       timeout_ms, stats, algo)
+        ptr, n, dt = _buf(t)
+        _check(_reduce(self._g, ptr, n, dt, root, ctypes.byref(o)), "dlcp_reduce")
+        return stats.as_dict()
+
+    def _move_opts(self, tag, iteration, layer, budget_ppm, timeout_ms):
+        stats = CollStats()
+        return self._opts(tag, iteration, layer, budget_ppm, 0, REDUCE_MEAN, 0, 0,
+                          timeout_ms, stats), stats
+
+    def gather(self, send: Buffer, recv: Optional[Buffer] = None, root: int = 0,
+               tag: int = 0, iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
+               timeout_ms: int = 0) -> Stats:
+        """@root's @recv (world times @send's elements, any dtype) <- every
+        rank's @send in rank order; exact unless @budget_ppm (an element
+        lost keeps @recv's value). @recv: None on the other ranks."""
+        o, stats = self._move_opts(tag, iteration, layer, budget_ppm, timeout_ms)
+        sp, n, dt, _ = _move_buf(send)
+        rp = _move_buf(recv)[0] if recv is not None else None
+        _check(_gather(self._g, sp, rp, n, dt, root, ctypes.byref(o)), "dlcp_gather")
+        return stats.as_dict()
+
+    def scatter(self, send: Optional[Buffer], recv: Buffer, root: int = 0, tag: int = 0,
+                iteration: int = 0, layer: int = 0, budget_ppm: int = 0,
+                timeout_ms: int = 0) -> Stats:
+        """Every rank's @recv <- its part (rank r: the r-th @recv-sized part)
+        of @root's @send (None on the other ranks); exact unless @budget_ppm."""
+        o, stats = self._move_opts(tag, iteration, layer, budget_ppm, timeout_ms)
+        rp, n, dt, _ = _move_buf(recv)
+        sp = _move_buf(send)[0] if send is not None else None
+        _check(_scatter(self._g, sp, rp, n, dt, root, ctypes.byref(o)), "dlcp_scatter")
+        return stats.as_dict()
+
+    def all_to_all(self, send: Buffer, recv: Buffer, scounts: Optional[Sequence[int]] = None,
+                   rcounts: Optional[Sequence[int]] = None,
+                   sdispls: Optional[Sequence[int]] = None,
+                   rdispls: Optional[Sequence[int]] = None, tag: int = 0, iteration: int = 0,
+                   layer: int = 0, budget_ppm: int = 0, timeout_ms: int = 0) -> Stats:
+        """All-to-all of any dtype: @scounts[p] elements of @send from
+        @sdispls[p] to rank p, @rcounts[p] from rank p into @recv at
+        @rdispls[p] (displacements None: packed in rank order; counts None:
+        equal parts of the whole buffer). Exact unless @budget_ppm."""
+        o, stats = self._move_opts(tag, iteration, layer, budget_ppm, timeout_ms)
+        sp, sn, dt, scale = _move_buf(send)
+        rp, rn, rdt, _ = _move_buf(recv)
+        if rdt != dt:
+            raise ValueError("all_to_all: send and recv of different dtypes")
+        w = self.world
+        if scounts is None:
+            scounts = [sn // scale // w] * w
+        if rcounts is None:
+            rcounts = [rn // scale // w] * w
+        if len(scounts) != w or len(rcounts) != w or \
+                any(len(d) != w for d in (sdispls, rdispls) if d is not None):
+            raise ValueError("all_to_all: counts and displacements need %d entries each" % w)
+        _check(_all_to_allv(self._g, sp, _sizes(scounts, scale), _sizes(sdispls, scale), rp,
+                            _sizes(rcounts, scale), _sizes(rdispls, scale), dt,
+                            ctypes.byref(o)), "dlcp_all_to_allv")
+        return stats.as_dict()
 
     # point to point on the group's endpoint
     def send(self, dst_addr: str, t: Buffer, tensor_id: int = 0, iteration: int = 0,

@@ -209,5 +209,14 @@ def _native(op: str, tensors: Sequence[torch.Tensor]) -> bool:
     return len(w) == 1 and None not in w and not (op == "AVG" and w == {torch.int32})
 
 
+def _check_like(what: str, tensors: Sequence[torch.Tensor], ref_what: str,
+                ref: torch.Tensor) -> None:
+    """ValueError unless each of @tensors has @ref's dtype and size."""
+    for t in tensors:
+        if t.dtype != ref.dtype or t.numel() != ref.numel():
+            raise ValueError("dlcp backend: %s %s of %s, %s %s of %s" % (
+                what, tuple(t.shape), t.dtype, ref_what, tuple(ref.shape), ref.dtype))
+
+
 def _listify(x: Any) -> List[torch.Tensor]:
     return [x] if isinstance(x, torch.Tensor) else list(x)

@@ -162,6 +162,7 @@ class DlcpWork(Work):
         self._done = threading.Event()
         self._exc: Optional[BaseException] = None
         self._value: Any = None
+        self._src = -1          # a recv's: the rank the message came from
 
     def _finish(self, value: Any, exc: Optional[BaseException]) -> None:
         self._value, self._exc = value, exc
@@ -205,6 +206,13 @@ class DlcpWork(Work):
 
     def synchronize(self) -> None:
         self.wait()
+
+    def _source_rank(self) -> int:
+        """The rank a recv's message came from (what recv() from any source
+        returns); -1 for other operations."""
+        return self._src
+
+    source_rank = _source_rank
 
     def __repr__(self) -> str:
         return "<DlcpWork %s %s>" % (self._name, "done" if self.is_completed() else "pending")

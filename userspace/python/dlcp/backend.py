@@ -37,10 +37,19 @@ Operations and how they map onto libdlcp:
   broadcast       dlcp_allreduce (SUM, int32 words, exact) of the raw
                   bytes, every rank but the root contributing zeros.
   barrier         dlcp_barrier.
+  reduce          dlcp_reduce (the all_reduce's reduce-scatter, then each
+                  rank's chunk to the root) for SUM, AVG of float32 / int32,
+                  with the all_reduce's budgets; other dtypes and ops: an
+                  exact dlcp_gather to the root, reduced there.
+  gather, scatter dlcp_gather, dlcp_scatter of the raw bytes, exact.
+  all_to_all, all_to_all_single
+                  dlcp_all_to_allv of the raw bytes (uneven parts too),
+                  exact, in its shifted schedule (no incast).
   send / recv     two endpoints of their own per rank (one sends, one
                   receives), one exact message per send; a receiver thread
-                  matches messages to recv() calls by (source, tag, order).
-                  recv() from any source is not supported.
+                  matches messages to recv() calls by (source, tag, order);
+                  recv() from any source takes the next message of the tag
+                  from any rank.
 
 Every collective runs on one worker thread per group, in the order the
 ranks issue them, and returns a Work whose future completes with the
@@ -93,8 +102,9 @@ from torch._C._distributed_c10d import Work
 import dlcp
 from dlcp import rendezvous as rdzv
 from dlcp.rendezvous import ConfigError
-from dlcp._backend_tensors import (_WIRE, _Bytes, _Staging, _check_reduce, _listify, _native,
-                                   _op_name, _reduce_stack)
+from dlcp._backend_tensors import (_WIRE, _Bytes, _Staging, _check_like, _check_reduce, _listify,
+                                   _native, _op_name, _reduce_stack)
+from dlcp._backend_moves import _Moves
 from dlcp._backend_work import (_ALGOS, _INT_MAX, _TRANSPORTS, DlcpError, DlcpWork, Options,
                                 _timeout_ms)
 
@@ -120,7 +130,7 @@ _live: "weakref.WeakSet[ProcessGroupDlcp]" = weakref.WeakSet()
 # ---------------------------------------------------------------------------
 # The process group
 
-class ProcessGroupDlcp(dist.ProcessGroup):
+class ProcessGroupDlcp(_Moves, dist.ProcessGroup):
     """One rank's dlcp process group; made by init_process_group("dlcp") or
     new_group(backend="dlcp") through the registered creator."""
 
@@ -150,6 +160,9 @@ class ProcessGroupDlcp(dist.ProcessGroup):
         self._inbox: Dict[Tuple[int, int, int], Tuple[bytes, int]] = {}
         self._waiting: Dict[Tuple[int, int, int],
                             Tuple[List[torch.Tensor], DlcpWork, float, Dict[int, Any]]] = {}
+        # recvs from any source, in the order they were called: (tag, tensors,
+        # work, deadline, events)
+        self._any: List[Tuple[int, List[torch.Tensor], DlcpWork, float, Dict[int, Any]]] = []
         self._p2p_lock = threading.Lock()
         self._q: "queue.Queue[Optional[Tuple[DlcpWork, Callable[[], Any]]]]" = queue.Queue()
         self._sq: "queue.Queue[Optional[Tuple[DlcpWork, Callable[[], Any]]]]" = queue.Queue()
@@ -465,10 +478,7 @@ class ProcessGroupDlcp(dist.ProcessGroup):
         if len(outs) != self._size:
             raise ValueError("dlcp backend: all_gather into %d tensors, the group has %d ranks"
                              % (len(outs), self._size))
-        for o in outs:
-            if o.dtype != inp.dtype or o.numel() != inp.numel():
-                raise ValueError("dlcp backend: all_gather output %s of %s, input %s of %s"
-                                 % (tuple(o.shape), o.dtype, tuple(inp.shape), inp.dtype))
+        _check_like("all_gather output", outs, "input", inp)
         tmo = _timeout_ms(opts, self._timeout_ms)
         self.stats["allgather"] += 1
 
@@ -507,10 +517,7 @@ class ProcessGroupDlcp(dist.ProcessGroup):
         if len(ins) != self._size:
             raise ValueError("dlcp backend: reduce_scatter of %d tensors, the group has %d "
                              "ranks" % (len(ins), self._size))
-        for t in ins:
-            if t.dtype != out.dtype or t.numel() != out.numel():
-                raise ValueError("dlcp backend: reduce_scatter input %s of %s, output %s of %s"
-                                 % (tuple(t.shape), t.dtype, tuple(out.shape), out.dtype))
+        _check_like("reduce_scatter input", ins, "output", out)
         op = _op_name(opts.reduceOp) if opts is not None else "SUM"
         _check_reduce(op, [out])
         tmo = _timeout_ms(opts, self._timeout_ms)
@@ -604,12 +611,45 @@ class ProcessGroupDlcp(dist.ProcessGroup):
                                       evs)
         with self._lock:
             self._pending[id(w)] = w
+        w._src = srcRank
         if msg is not None:
             self._deliver(key, tensors, w, msg, evs)
         return w
 
     def recv_anysource(self, tensors: List[torch.Tensor], tag: int) -> Work:
-        raise NotImplementedError("dlcp backend: recv needs a source rank")
+        """Receive into @tensors the next message with @tag from any rank
+        (from each rank in the order it sent them); Work._source_rank()
+        is the sender. Fails after the group's timeout without one."""
+        tensors = _listify(tensors)
+        if self._closed:
+            raise DlcpError("dlcp recv: the process group is shut down")
+        w = self._work("recv", tensors)
+        self.stats["recv"] += 1
+        with self._lock:
+            self._pending[id(w)] = w
+        with self._p2p_lock:
+            self._any.append((tag, tensors, w, time.monotonic() + self._timeout_ms / 1000,
+                              _Staging.events(tensors)))
+            ready = self._match_any()
+        for key, v, msg in ready:
+            self._deliver(key, v[1], v[2], msg, v[4])
+        return w
+
+    def _match_any(self) -> List[Tuple[Tuple[int, int, int], Any, Tuple[bytes, int]]]:
+        """Pair recvs from any source with the messages in the inbox that are
+        next in order from their sender (under _p2p_lock): (key, recv, message)
+        to deliver."""
+        out = []
+        for v in list(self._any):
+            key = next((k for k in self._inbox
+                        if k[1] == v[0] and k[2] == self._rseq[(k[0], k[1])]), None)
+            if key is None:
+                continue
+            self._any.remove(v)
+            self._rseq[(key[0], key[1])] += 1
+            v[2]._src = key[0]
+            out.append((key, v, self._inbox.pop(key)))
+        return out
 
     def _deliver(self, key: Tuple[int, int, int], tensors: List[torch.Tensor], w: DlcpWork,
                  msg: Tuple[bytes, int], evs: Dict[int, Any]) -> None:
@@ -651,13 +691,17 @@ class ProcessGroupDlcp(dist.ProcessGroup):
                     tag = info.tensor_id
                     tag = tag - (1 << 32) if tag >= 1 << 31 else tag
                     key = (peer, tag, info.iteration)
+                    ready = []
                     with self._p2p_lock:
                         waiting = self._waiting.pop(key, None)
                         if waiting is None:
                             self._inbox[key] = (data, info.nr_lost)
+                            ready = self._match_any()
                     if waiting is not None:
                         self._deliver(key, waiting[0], waiting[1], (data, info.nr_lost),
                                       waiting[3])
+                    for k, v, msg in ready:
+                        self._deliver(k, v[1], v[2], msg, v[4])
             elif n != -_errno.ETIMEDOUT and n != -_errno.EINTR and n != -_errno.EAGAIN:
                 if self._stop.is_set():
                     return
@@ -667,18 +711,27 @@ class ProcessGroupDlcp(dist.ProcessGroup):
             with self._p2p_lock:
                 late = [k for k, v in self._waiting.items() if v[2] <= now]
                 items = [(k, self._waiting.pop(k)) for k in late]
+                late_any = [v for v in self._any if v[3] <= now]
+                for v in late_any:
+                    self._any.remove(v)
             for k, v in items:
                 self._done(v[1], None, DlcpError(
                     "dlcp recv on rank %d of %d: nothing from rank %d (tag %d) within the "
                     "timeout (%.6g s)" % (self._rank, self._size, k[0], k[1],
                                           self._timeout_ms / 1000), _errno.ETIMEDOUT))
+            for v in late_any:
+                self._done(v[2], None, DlcpError(
+                    "dlcp recv on rank %d of %d: nothing from any rank (tag %d) within the "
+                    "timeout (%.6g s)" % (self._rank, self._size, v[0],
+                                          self._timeout_ms / 1000), _errno.ETIMEDOUT))
 
     def _fail_waiting(self, e: BaseException) -> None:
         with self._p2p_lock:
-            items = list(self._waiting.values())
+            works = [v[1] for v in self._waiting.values()] + [v[2] for v in self._any]
             self._waiting.clear()
-        for v in items:
-            self._done(v[1], None, self._error("recv", e))
+            self._any.clear()
+        for w in works:
+            self._done(w, None, self._error("recv", e))
 
     # -- teardown ------------------------------------------------------------
 
