@@ -268,7 +268,7 @@ case_errors()
 		--encap gre || return 1
 	expect_exit 2 "DLCP options" "$B" --proto tcp --size 1k --count 1 \
 		--encap udp || return 1
-	expect_exit 2 "bad senders" "$B" --proto dlcp --size 1k --count 1 \
+	expect_exit 2 "--senders: '0' is not" "$B" --proto dlcp --size 1k --count 1 \
 		--senders 0 || return 1
 	expect_exit 1 "refused" "$B" --port 5409 --proto tcp --size 1k \
 		--count 1 || return 1
