@@ -7,9 +7,9 @@
 #   make check        all tests: unit tests, static checks, VM selftests on
 #                     Linux 6.1 and on 6.12 (Debian 12's two kernels)
 #   make check-6.12   the VM selftests on 6.12 alone
-#   make check-kernels  the core VM selftests (API, loss, UDP, KUnit, torch
-#                     smoke) on the oldest and newest Debian kernels: 5.10
-#                     (Debian 11) and unstable's (TEST_KERNELS)
+#   make check-kernels  the core VM selftests (API, loss, UDP, KUnit) on the
+#                     oldest and newest Debian kernels: 5.10 (Debian 11)
+#                     and unstable's (TEST_KERNELS)
 #   make demo         the main job: DDP training over gloo/TCP and over DLCP on
 #                     lossy links, side by side, in the VM
 #   make demo-ps      parameter-server gradient exchange with dlcp-demo, in the VM
@@ -178,7 +178,7 @@ selftests: $(DEPS_STAMP) deps-source
 # ---------------------------------------------------------------------------
 # The VM selftests run on 6.1, then on 6.12 (kmod/ and build/kunit/ are
 # rebuilt for it, and stay so).
-check: deps-6.12 deps-kernels deps-source
+check: deps-6.12 deps-source
 	@mkdir -p build
 	@rm -f build/*.tap
 	@rc=0; \
@@ -187,7 +187,6 @@ check: deps-6.12 deps-kernels deps-source
 	$(MAKE) --no-print-directory vm-tests || rc=1; \
 	DLCP_TORCH_LOSS=0 $(MAKE) --no-print-directory vm-tests \
 		DLCP_KVER=6.12 || rc=1; \
-	$(MAKE) --no-print-directory kernels-tests || rc=1; \
 	selftests/ktap-totals build/*.tap || rc=1; \
 	exit $$rc
 
@@ -245,7 +244,9 @@ check-6.12: deps-6.12
 # module and the KUnit module are built against it, in its chroot, and it
 # is booted; dlcp_loss.sh and dlcp_loss_udp.sh run their short subset
 # (DLCP_LOSS_CORE=1). The rest of the suite runs on 6.1 and 6.12.
-CORE_COMPONENTS := dlcp_api dlcp_loss.sh dlcp_loss_udp.sh dlcp_kunit.sh dlcp_torch.sh
+# dlcp_torch.sh is not among them: its whole run takes over 10 minutes under
+# TCG, past make check's budget; CORE_COMPONENTS="... dlcp_torch.sh" adds it.
+CORE_COMPONENTS := dlcp_api dlcp_loss.sh dlcp_loss_udp.sh dlcp_kunit.sh
 kernels-tests:
 	@rc=0; \
 	for k in $(TEST_KERNELS); do \

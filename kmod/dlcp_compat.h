@@ -28,6 +28,7 @@
 #include <linux/udp.h>
 #include <net/inet_sock.h>
 #include <net/ip6_route.h>
+#include <net/protocol.h>
 #include <net/net_namespace.h>
 #include <net/route.h>
 #include <net/sock.h>
@@ -112,6 +113,18 @@ static inline void dlcp_inet6_destroy_sock(struct sock *sk)
 {
 #if !DLCP_LINUX_AT_LEAST(6, 3)
 	inet6_destroy_sock(sk);
+#endif
+}
+
+/*
+ * IPv4 protocol handlers: before 5.16, inet_add_protocol() takes only
+ * those that say they handle every network namespace (netns_ok); since,
+ * all do.
+ */
+static inline void dlcp_net_protocol_set_netns_ok(struct net_protocol *prot)
+{
+#if !DLCP_LINUX_AT_LEAST(5, 16)
+	prot->netns_ok = 1;
 #endif
 }
 

@@ -288,6 +288,7 @@ static struct inet_protosw dlcp_protosw = {
 int dlcp_ipv4_init(void)
 {
 	dlcp_protosw.protocol = dlcp_ipproto;
+	dlcp_net_protocol_set_netns_ok(&dlcp_protocol);
 	if (inet_add_protocol(&dlcp_protocol, dlcp_ipproto))
 		return -EBUSY;
 	inet_register_protosw(&dlcp_protosw);

@@ -92,8 +92,9 @@ dkms build -m "$NAME" -v "$VERSION" "${kargs[@]}" || rc=$?
 if [ "$rc" = 77 ]; then
 	# BUILD_EXCLUSIVE_KERNEL in dkms.conf: a kernel the module does not
 	# build against; the sources stay added for the kernels it does
-	echo "dkms skipped ${kver:-the running kernel $(uname -r)}: dkms.conf" \
-		"builds the module for Linux 6.1 and 6.12 kernels only" \
+	echo "dkms skipped ${kver:-the running kernel $(uname -r)}: it is not" \
+		"one that DLCP supports; dkms.conf builds the module for Linux" \
+		"5.10 to 7.2 only, the kernels it is tested on" \
 		"(BUILD_EXCLUSIVE_KERNEL); -k KVER picks another installed kernel" >&2
 	exit 1
 fi
