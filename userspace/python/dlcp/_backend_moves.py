@@ -42,6 +42,15 @@ class _Moves:
 
     _rank: int
     _size: int
+    # the rest of ProcessGroupDlcp that these use
+    _q: Any
+    _opts: Any
+    _timeout_ms: int
+    stats: Any
+    _stage: Any
+    _submit: Any
+    _native_reduce: Any
+    _group: Any
 
     def _root(self, name: str, opts: Any) -> int:
         root = getattr(opts, "rootRank", 0) if opts is not None else 0
@@ -137,8 +146,9 @@ class _Moves:
             b = _Bytes([inp])
             rows = self._gather_root(seq, tmo, b, evs,
                                      inp.is_cuda or any(o.is_cuda for o in outs), root)
-            for r, o in enumerate(outs):
-                self._stage.from_host(o, b.segment(rows[r], 0), evs)
+            if rows is not None:    # the root: the others have no outputs
+                for r, o in enumerate(outs):
+                    self._stage.from_host(o, b.segment(rows[r], 0), evs)
             return output_tensors
         return self._submit(self._q, "gather", [inp] + outs, run)
 

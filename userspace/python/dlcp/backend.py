@@ -130,7 +130,8 @@ _live: "weakref.WeakSet[ProcessGroupDlcp]" = weakref.WeakSet()
 # ---------------------------------------------------------------------------
 # The process group
 
-class ProcessGroupDlcp(_Moves, dist.ProcessGroup):
+# the methods of _Moves keep torch 1.13's and 2.x's names, not their stubs' types
+class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
     """One rank's dlcp process group; made by init_process_group("dlcp") or
     new_group(backend="dlcp") through the registered creator."""
 
