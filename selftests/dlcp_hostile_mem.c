@@ -426,6 +426,45 @@ TEST(send_memory_protocol_limit)
 	EXPECT_GE(before + 8, after);
 }
 
+/* The messages of the other socket in the share tests: 256 pages each */
+static char share_msg[1 << 20];
+
+/*
+ * With net.dlcp.mem (@fd, open_global(), its old value @old) set from
+ * @before, socket @hog sends messages of @len bytes to a port with no
+ * socket until one fails (its errno in @err) or @max went; then another
+ * socket sends 4 messages of 1 MiB. net.dlcp.mem gets @old back. Returns
+ * the hog's messages; the other's in @other_sent, the pages the hog took
+ * in @hog_pages.
+ */
+static int share_hog(int fd, const char *old, long before, int hog,
+		     const char *buf, size_t len, int max, int *err,
+		     int *other_sent, long *hog_pages)
+{
+	int sent, i, other;
+
+	*err = 0;
+	for (sent = 0; sent < max; sent++) {
+		if (send_to(hog, "127.0.0.1", 9, buf, len, 0) < 0) {
+			*err = errno;
+			break;
+		}
+	}
+	*hog_pages = proto_pages() - before;
+	other = bound4("127.0.0.1");
+	for (i = 0; other >= 0 && i < 4; i++)
+		if (send_to(other, "127.0.0.1", 9, share_msg,
+			    sizeof(share_msg), 0) < 0)
+			break;
+	*other_sent = i;
+	if (pwrite(fd, old, strlen(old), 0) != (ssize_t)strlen(old))
+		*other_sent = -1;
+	close(fd);
+	if (other >= 0)
+		close_now(other);
+	return sent;
+}
+
 /*
  * Under pressure (above the second value of net.dlcp.mem) a socket holding
  * more than its share of the hard limit (the third value divided by the
@@ -438,9 +477,8 @@ TEST(send_memory_protocol_limit)
  */
 TEST(send_memory_share_under_pressure)
 {
-	static char msg[1 << 20];
 	char old[64] = "";
-	int fd, hog, other, sent, i, err = 0;
+	int fd, hog, sent, other, err;
 	long before, hog_pages;
 	uint64_t refused;
 
@@ -449,35 +487,22 @@ TEST(send_memory_share_under_pressure)
 	ASSERT_EQ(0, dlcp_new_netns());
 	hog = bound4("127.0.0.1");
 	ASSERT_LE(0, hog);
-	memset(msg, 0x3c, sizeof(msg));
+	memset(share_msg, 0x3c, sizeof(share_msg));
 	before = proto_pages();
 	ASSERT_LE(0, before);
 	refused = snmp("DlcpOutProtoMem");
 	/* 256 pages a message: pressure from the 4th, hard limit at the 16th */
 	ASSERT_EQ(0, mem_above(fd, before, 100, 1000, 4000));
-	for (sent = 0; sent < 16; sent++) {
-		if (send_to(hog, "127.0.0.1", 9, msg, sizeof(msg), 0) < 0) {
-			err = errno;
-			break;
-		}
-	}
-	hog_pages = proto_pages() - before;
-	other = bound4("127.0.0.1");
-	ASSERT_LE(0, other);
-	for (i = 0; i < 4; i++)
-		if (send_to(other, "127.0.0.1", 9, msg, sizeof(msg), 0) < 0)
-			break;
-	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
-	close(fd);
+	sent = share_hog(fd, old, before, hog, share_msg, sizeof(share_msg), 16,
+			 &err, &other, &hog_pages);
 	TH_LOG("hog: %d messages (%ld pages), then errno %d; the other socket: %d of 4",
-	       sent, hog_pages, err, i);
+	       sent, hog_pages, err, other);
 	EXPECT_EQ(ENOBUFS, err);
 	EXPECT_LE(3, sent);
 	EXPECT_GE(9, sent);
-	EXPECT_EQ(4, i);
+	EXPECT_EQ(4, other);
 	EXPECT_LE(refused + 1, snmp("DlcpOutProtoMem"));
 	close_now(hog);
-	close_now(other);
 }
 
 /*
@@ -488,9 +513,8 @@ TEST(send_memory_share_under_pressure)
  */
 TEST(send_memory_share_small_messages)
 {
-	static char msg[1 << 20];
 	char old[64] = "";
-	int fd, hog, other, sent, i, err = 0;
+	int fd, hog, sent, other, err;
 	long before, hog_pages;
 
 	fd = open_global(DLCP_MEM, old, sizeof(old));
@@ -502,27 +526,14 @@ TEST(send_memory_share_small_messages)
 	ASSERT_LE(0, before);
 	/* a page a message: pressure from the 1000th, hard limit at 4000 */
 	ASSERT_EQ(0, mem_above(fd, before, 100, 1000, 4000));
-	for (sent = 0; sent < 5000; sent++) {
-		if (send_to(hog, "127.0.0.1", 9, "x", 1, 0) < 0) {
-			err = errno;
-			break;
-		}
-	}
-	hog_pages = proto_pages() - before;
-	other = bound4("127.0.0.1");
-	ASSERT_LE(0, other);
-	for (i = 0; i < 4; i++)
-		if (send_to(other, "127.0.0.1", 9, msg, sizeof(msg), 0) < 0)
-			break;
-	ASSERT_EQ(strlen(old), pwrite(fd, old, strlen(old), 0));
-	close(fd);
+	sent = share_hog(fd, old, before, hog, "x", 1, 5000, &err, &other,
+			 &hog_pages);
 	TH_LOG("hog: %d messages of 1 byte (%ld pages), then errno %d; the other socket: %d of 4",
-	       sent, hog_pages, err, i);
+	       sent, hog_pages, err, other);
 	EXPECT_EQ(ENOBUFS, err);
 	EXPECT_GT(3000, sent);
-	EXPECT_EQ(4, i);
+	EXPECT_EQ(4, other);
 	close_now(hog);
-	close_now(other);
 }
 
 /* ------------------------------------------------------------------ */
