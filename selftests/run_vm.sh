@@ -64,7 +64,7 @@ COMPONENTS=(
 	"dlcp_fuzz.sh 480"
 	"dlcp_stress.sh 480"
 	"dlcp_libdlcp.sh 600"
-	"dlcp_torch.sh 1200"
+	"dlcp_torch.sh 1500"
 	"dlcp_perf.sh 240"
 	"dlcp_security.sh 300"
 	"dlcp_kunit.sh 120"
