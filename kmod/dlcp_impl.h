@@ -904,7 +904,7 @@ int dlcp_udp_select(struct net *net);
 void dlcp_udp_disable(struct net *net);
 void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 		   const struct in6_addr *saddr, const struct in6_addr *daddr,
-		   u32 msg_id, u32 seg);
+		   u32 entropy);
 u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg);
 u32 dlcp_msg_id_offset(const siphash_key_t *key, const struct in6_addr *daddr,
 		       __be16 dport, u64 epoch);

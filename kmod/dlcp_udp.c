@@ -271,21 +271,28 @@ u32 dlcp_entropy(const struct dlcp_net *dn, u32 msg_id, u32 seg)
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_entropy);
 
-/* The UDP source port of packet @seg of message @msg_id. */
-u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
+/* The UDP source port of a packet of path entropy @entropy. */
+static u16 dlcp_udp_sport_of(const struct dlcp_net *dn, u32 entropy)
 {
 	u32 lo = READ_ONCE(dn->udp_sport_min), hi = READ_ONCE(dn->udp_sport_max);
 
 	if (hi < lo)
 		return lo;
-	return lo + reciprocal_scale(dlcp_entropy(dn, msg_id, seg),
-				     hi - lo + 1);
+	return lo + reciprocal_scale(entropy, hi - lo + 1);
+}
+
+/* The UDP source port of packet @seg of message @msg_id. */
+u16 dlcp_udp_sport(const struct dlcp_net *dn, u32 msg_id, u32 seg)
+{
+	return dlcp_udp_sport_of(dn, dlcp_entropy(dn, msg_id, seg));
 }
 EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_udp_sport);
 
 /*
  * Put a UDP header in front of the DLCP packet at skb->data, from @saddr
- * to @daddr, with its checksum, summed without reading the payload. Of a
+ * to @daddr, from the source port of path entropy @entropy (dlcp_entropy(),
+ * which the caller has for the IP header too), with its checksum, summed
+ * without reading the payload. Of a
  * single packet, whose DLCP checksum is left to the device
  * (dlcp_xmit_csum()), it is derived from that (lco_csum()). A super-packet
  * (dlcp_offload_xmit()) gets the pseudo-header sum of the whole, as a UDP
@@ -294,13 +301,13 @@ EXPORT_SYMBOL_IF_DLCP_KUNIT(dlcp_udp_sport);
  */
 void dlcp_udp_push(struct sk_buff *skb, const struct dlcp_net *dn,
 		   const struct in6_addr *saddr, const struct in6_addr *daddr,
-		   u32 msg_id, u32 seg)
+		   u32 entropy)
 {
 	struct udphdr *uh;
 
 	uh = skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
-	uh->source = htons(dlcp_udp_sport(dn, msg_id, seg));
+	uh->source = htons(dlcp_udp_sport_of(dn, entropy));
 	uh->dest = htons(READ_ONCE(dn->udp_port));
 	uh->len = htons(skb->len);
 	uh->check = 0;

@@ -120,6 +120,7 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	const struct dlcp_net *dn = dlcp_pernet(sock_net(sk));
 	const struct dlcp_af *af = dlcp_af_of(daddr);
 	u8 tos = dlcp_pkt_tos(dn, cls, droppable);
+	u32 entropy = dlcp_entropy(dn, msg_id, seg);
 	u32 nsegs = dlcp_skb_pkts(skb);
 	struct net *net = sock_net(sk);
 	int err;
@@ -127,7 +128,7 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	if (!skb_is_gso(skb))
 		dlcp_xmit_csum(skb, saddr, daddr, skb->len, tos);
 	if (udp) {
-		dlcp_udp_push(skb, dn, saddr, daddr, msg_id, seg);
+		dlcp_udp_push(skb, dn, saddr, daddr, entropy);
 		if (skb_is_gso(skb))
 			DLCP_INC_STATS(net, DLCP_MIB_UDP_GSO_OUT);
 		DLCP_ADD_STATS(net, DLCP_MIB_UDP_OUT_PKTS, nsegs);
@@ -140,7 +141,7 @@ int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	err = INDIRECT_CALL_2(af->xmit, dlcp4_xmit, dlcp6_xmit, sk, skb, dst,
 			      saddr, daddr, tos,
 			      udp ? IPPROTO_UDP : dlcp_ipproto,
-			      dlcp_entropy(dn, msg_id, seg), nsegs);
+			      entropy, nsegs);
 	err = net_xmit_eval(err);
 	if (unlikely(err)) {
 		DLCP_ADD_STATS(net, DLCP_MIB_OUT_ERRORS, nsegs);
