@@ -203,6 +203,7 @@ struct dlcp_msg_path {
  * @nr_lost:	segments in DLCP_SEG_LOST
  * @lost_hint:	no segment below this index is DLCP_SEG_LOST
  * @nr_acked:	segments in DLCP_SEG_ACKED
+ * @acked_max:	the most segments in DLCP_SEG_ACKED at one time
  * @inflight:	entries of this message in the socket's flight ring
  * @last_heard:	jiffies of the last REPORT for this message, or of its
  *		first transmission
@@ -212,9 +213,10 @@ struct dlcp_msg_path {
  * @xmit_err_since: jiffies of the first failed attempt in a row; a message
  *		that never started gives up msg_timeout_ms after it
  * @progress_at: jiffies of the message's last progress: its first
- *		transmission, a REPORT that acknowledged a segment of it
- *		anew, or a moment it waited for window room with nothing in
- *		flight; a message that stalls DLCP_STALL_MULT x msg_timeout_ms
+ *		transmission, a REPORT that took @nr_acked above
+ *		@acked_max (a receiver that forgot the message and takes
+ *		it again does not progress), or a moment it waited for
+ *		window room with nothing in flight; a message that stalls DLCP_STALL_MULT x msg_timeout_ms
  *		fails even if its receiver answers
  * @rto_hold:	a timeout presumed segments of this message lost, and no
  *		REPORT has answered a packet sent since: of those, only the
@@ -278,6 +280,7 @@ struct dlcp_out_msg {
 	u32			nr_lost;
 	u32			lost_hint;
 	u32			nr_acked;
+	u32			acked_max;
 	u32			inflight;
 	unsigned long		last_heard;
 	bool			heard;

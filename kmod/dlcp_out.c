@@ -888,6 +888,7 @@ int dlcp_out_resegment(struct sock *sk, struct dlcp_out_msg *m, u32 seg_size)
 		seg[s] = DLCP_SEG_NEW;
 		dlcp_seg_set(m, s, state);
 	}
+	m->acked_max = m->nr_acked;
 	m->lost_hint = 0;
 	m->crit_hint = 0;
 	return 0;

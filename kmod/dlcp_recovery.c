@@ -166,7 +166,6 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	struct net *net = sock_net(sk);
 	u32 n = ntohs(r->ngaps), scan_end = ntohl(r->scan_end);
 	u32 i, acked = 0, acked_bytes = 0, lost = 0, ce, wait = U32_MAX;
-	u32 acked_before;
 	u32 tsecr = ntohl(r->tsecr), now = dlcp_now_us(), reorder;
 	s32 rtt = (s32)(now - tsecr);
 	struct dlcp_out_msg *m;
@@ -181,7 +180,6 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 		m->rack_rtt_us = rtt;
 	m->last_heard = jiffies;
 	m->peer->last_heard = jiffies;
-	acked_before = m->nr_acked;
 	latest = !m->heard || (s32)(tsecr - m->tsecr_max) >= 0;
 	if (latest)
 		m->tsecr_max = tsecr;
@@ -274,8 +272,10 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 	ce = ntohl(r->ce_bytes);
 	ce = ce > m->ce_seen ? ce - m->ce_seen : 0;
 	m->ce_seen += ce;
-	if (m->nr_acked != acked_before)
+	if (m->nr_acked > m->acked_max) {
+		m->acked_max = m->nr_acked;
 		m->progress_at = jiffies;
+	}
 	dlcp_cc_on_report(sk, m->peer, acked, acked_bytes, lost, ce);
 	dlcp_out_push_clocked(sk);
 	return DLCP_MIB_NONE;
