@@ -29,6 +29,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,27 @@ static int blast(void)
 	return o.completions && got != sent;
 }
 
+/*
+ * Bind @fd to @sin's address; with @priv, from a free UDP source port of
+ * 512-1023, the only ones a receiver takes DLCP datagrams from
+ * (net.dlcp.udp_sport_priv).
+ */
+static int halfopen_bind(int fd, struct sockaddr_in *sin, bool priv)
+{
+	unsigned int i, first = 512 + (unsigned int)getpid() % 512;
+
+	if (!priv)
+		return bind(fd, (void *)sin, sizeof(*sin));
+	for (i = 0; i < 512; i++) {
+		sin->sin_port = htons((uint16_t)(512 + (first - 512 + i) % 512));
+		if (!bind(fd, (void *)sin, sizeof(*sin)))
+			return 0;
+		if (errno != EADDRINUSE)
+			return -1;
+	}
+	return -1;
+}
+
 static int halfopen(void)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
@@ -229,7 +251,7 @@ static int halfopen(void)
 		return 1;
 	}
 	sin.sin_addr.s_addr = saddr;
-	if (bind(raw, (void *)&sin, sizeof(sin))) {
+	if (halfopen_bind(raw, &sin, o.udp_port != 0)) {
 		perror("halfopen: bind");
 		return 1;
 	}
