@@ -923,24 +923,25 @@ CASES=(
 	sender_vanishes
 )
 
-# In UDP mode (dlcp_loss_udp.sh, dlcp_loss6.sh) the UDP cases, and not
-# burst_loss_receiver_alive: its two minutes test the sender's recovery,
-# which neither the encapsulation nor the family changes
+# The short subset: exact and lossy delivery, burst loss, critical ranges,
+# lost bytes as zeros, the deadline
+CORE_CASES=(exact_under_loss budget_5pct_loss_1pct burst_loss_gemodel
+	    critical_ranges_intact lost_bytes_zero_in_used_pages
+	    deadline_over_budget)
+# In UDP mode (dlcp_loss_udp.sh, dlcp_loss6.sh): the short subset and UDP
+# GSO's super-packets without needless resends (every case with
+# DLCP_SLOW=1), as the recovery the rest tests is the same code as
+# natively, where every case runs; and the UDP cases
 if [ "$ENCAP" = udp ]; then
-	kept=()
-	for c in "${CASES[@]}"; do
-		[ "$c" = burst_loss_receiver_alive ] || kept+=("$c")
-	done
-	CASES=("${kept[@]}" udp_entropy udp_gso udp_port_in_use udp_malformed)
+	[ "${DLCP_SLOW:-0}" = 1 ] ||
+		CASES=("${CORE_CASES[@]}" lossless_super_no_needless_resends)
+	CASES+=(udp_entropy udp_gso udp_port_in_use udp_malformed)
 fi
-# DLCP_LOSS_CORE=1: a short subset, for the kernels that run the core
-# selftests alone (make check-kernels): exact and lossy delivery, burst
-# loss, critical ranges, lost bytes as zeros, the deadline; in UDP mode
-# also its GSO and malformed payloads
+# DLCP_LOSS_CORE=1: the short subset alone, for the kernels that run the
+# core selftests (make check-kernels, make check on 6.12); in UDP mode also
+# its GSO and malformed payloads
 if [ -n "${DLCP_LOSS_CORE:-}" ]; then
-	CASES=(exact_under_loss budget_5pct_loss_1pct burst_loss_gemodel
-	       critical_ranges_intact lost_bytes_zero_in_used_pages
-	       deadline_over_budget)
+	CASES=("${CORE_CASES[@]}")
 	[ "$ENCAP" = udp ] && CASES+=(udp_gso udp_malformed)
 fi
 # DLCP_LOSS_CASES="a b": run only these cases

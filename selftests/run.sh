@@ -13,7 +13,8 @@
 # Exit status: that of run_vm.sh in the VM (0: all passed), or vm-run's
 # (124 timeout, 125 kernel warning, ...). Environment: DLCP_VM_TIMEOUT
 # (seconds, default 3600), KSFT_DIR (kselftest harness, see Makefile);
-# passed to the guest: DLCP_SLOW=1 (also run the slow dlcp_prio.sh),
+# passed to the guest: DLCP_SLOW=1 (every case of dlcp_loss_udp.sh and
+# dlcp_loss6.sh, not their short subset),
 # DLCP_BIG (big message of dlcp_netns.sh, default 16m), DLCP_XFER_TIMEOUT,
 # DLCP_TORCH_LOSS=0 (dlcp_torch.sh without its lossy pass), DLCP_LOSS_CORE=1
 # (dlcp_loss.sh's short subset).

@@ -36,7 +36,8 @@ workers call init_process_group("dlcp"):
 
 Transport: libdlcp's TCP transport by default (any host), `dlcp` for DLCP
 sockets (the VM, module loaded). With --loss (a lossy link, e.g. netem on
-lo) the checks that need every element are left to the exact operations,
+lo) only job 1's 3 ranks run, the checks that need every element are left
+to the exact operations,
 and the loss-budget group checks what loss cannot change: a mean over the
 contributions that arrived of equal contributions is exact.
 
@@ -863,14 +864,17 @@ def main(argv):
         print("1..0 # SKIP torch.distributed is not importable here")
         return 0
     t0 = time.monotonic()
-    for nproc in (2, 3):
+    # on a lossy link the 3-rank job alone: the error paths and the 2-rank
+    # job's checks are those of a clean one, where they run
+    for nproc in (3,) if loss else (2, 3):
         label = "%d ranks over %s" % (nproc, transport)
         rc, reps, err = job(nproc, "main", transport, loss)
         report(label, nproc, rc, reps, err, list(range(nproc)))
-    rc, reps, err = job(2, "nojoin", transport, loss)
-    report("2 ranks, one never joins", 2, rc, reps, err, [0])
-    rc, reps, err = job(3, "vanish", transport, loss)
-    report("3 ranks, one dies", 3, rc, reps, err, [0, 1])
+    if not loss:
+        rc, reps, err = job(2, "nojoin", transport, loss)
+        report("2 ranks, one never joins", 2, rc, reps, err, [0])
+        rc, reps, err = job(3, "vanish", transport, loss)
+        report("3 ranks, one dies", 3, rc, reps, err, [0, 1])
     if not loss and have_ipv6():
         rc, reps, err = job(2, "v6", transport, loss, addr="::1")
         report("2 ranks over %s on ::1" % transport, 2, rc, reps, err, [0, 1])
