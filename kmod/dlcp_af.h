@@ -38,12 +38,15 @@ static inline bool dlcp_addr_is_v4(const struct in6_addr *a)
  *		family, as an in6_addr (v4-mapped for IPv4) and a port
  * @fill_name:	write a peer's address for recvmsg() in this family's form
  * @local_addr:	is the address (of this family) one of the host's?
- * @route:	route to a destination of this family (see dlcp_route())
+ * @route:	route to a destination of this family in @net (see
+ *		dlcp_route()); @sk NULL for a packet no socket sends, whose
+ *		@saddr is given
  * @dst_unicast: may packets follow the route (not broadcast, multicast)?
  * @xmit:	add the IP header to the packet at skb->data and send it over
  *		the route (a reference is taken); @entropy varies the flow
  *		(IPv6 flow label), @nsegs is the number of packets a GSO
- *		super-packet will become
+ *		super-packet will become; @sk NULL for a packet no socket
+ *		sends (net from the route's device)
  * @peer_addr:	the connected peer of a socket of this family
  * @set_rcv_saddr: bind a socket of this family to an address (any: unbind)
  * @set_daddr:	connect a socket of this family (any, port 0: disconnect)
@@ -78,7 +81,7 @@ struct dlcp_af {
 				     int *addr_len);
 	bool		(*local_addr)(struct net *net,
 				      const struct in6_addr *addr);
-	struct dst_entry *(*route)(struct sock *sk,
+	struct dst_entry *(*route)(struct net *net, struct sock *sk,
 				   const struct in6_addr *saddr,
 				   const struct in6_addr *daddr, __be16 sport,
 				   __be16 dport, int oif, struct in6_addr *src,

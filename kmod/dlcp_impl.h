@@ -174,6 +174,11 @@
  * @max_in_msgs:	net.dlcp.max_in_msgs, messages being received per
  *			socket
  * @max_in_msgs_peer:	net.dlcp.max_in_msgs_peer, of them from one address
+ * @noport_rate:	net.dlcp.noport_rate, answers a second to packets for
+ *			ports no socket holds (0: none)
+ * @noport_lock:	serialises @noport_credit and @noport_stamp
+ * @noport_credit:	answers the namespace may still send now
+ * @noport_stamp:	jiffies when @noport_credit last grew
  * @net:		the namespace (for sysctl handlers)
  * @udp_lock:		serialises opening and moving @udp_sock
  * @udp_sock:		the namespace's UDP encapsulation socket, or NULL
@@ -211,6 +216,10 @@ struct dlcp_net {
 	int	rx_keep;
 	int	max_in_msgs;
 	int	max_in_msgs_peer;
+	int	noport_rate;
+	spinlock_t	noport_lock;	/* see @noport_lock above */
+	u32		noport_credit;
+	unsigned long	noport_stamp;
 	struct net	*net;
 	struct mutex	udp_lock;	/* see @udp_lock above */
 	struct socket	*udp_sock;
@@ -238,6 +247,9 @@ static inline struct dlcp_net *dlcp_pernet(const struct net *net)
  * RSS hashing.
  */
 #define DLCP_UDP_SPORT_MIN	512
+
+/* Answers to packets for closed ports sent at once (dlcp_xmit_noport()) */
+#define DLCP_NOPORT_BURST	50
 
 /*
  * Message ids (dlcp_msg_id_offset()): each destination's offset moves on
@@ -691,6 +703,8 @@ void dlcp_xmit_csum(struct sk_buff *skb, const struct in6_addr *saddr,
 int dlcp_xmit_skb(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 		  const struct in6_addr *saddr, const struct in6_addr *daddr,
 		  u8 cls, bool droppable, bool udp, u32 msg_id, u32 seg);
+void dlcp_xmit_noport(struct net *net, const struct dlcp_af *af,
+		      struct sk_buff *in, bool udp);
 int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
 		  const struct in6_addr *saddr, const struct in6_addr *daddr,
 		  bool udp, u8 cls);

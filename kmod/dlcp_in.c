@@ -872,8 +872,10 @@ int dlcp_rcv_one(struct sk_buff *skb, const struct dlcp_af *af, bool udp)
 	rcu_read_lock();
 	sk = dlcp_lookup(net, &cb->daddr, h->dest, dif, sdif);
 	rcu_read_unlock();
-	if (!sk)
+	if (!sk) {
+		dlcp_xmit_noport(net, af, skb, udp);
 		return dlcp_drop(net, skb, DLCP_MIB_DROP_NOSOCKET);
+	}
 	why = dlcp_rcv_policy(sk, af, skb);
 	if (why) {
 		atomic_inc(&sk->sk_drops);

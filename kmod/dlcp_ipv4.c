@@ -49,7 +49,7 @@ static bool dlcp4_local_addr(struct net *net, const struct in6_addr *addr)
 	       inet_addr_type(net, addr->s6_addr32[3]) == RTN_LOCAL;
 }
 
-static struct dst_entry *dlcp4_route(struct sock *sk,
+static struct dst_entry *dlcp4_route(struct net *net, struct sock *sk,
 				     const struct in6_addr *saddr,
 				     const struct in6_addr *daddr,
 				     __be16 sport, __be16 dport, int oif,
@@ -59,11 +59,11 @@ static struct dst_entry *dlcp4_route(struct sock *sk,
 	struct flowi4 fl4;
 	struct rtable *rt;
 
-	if (!from)
+	if (!from && sk)
 		from = inet_sk(sk)->inet_saddr;
-	rt = ip_route_output_ports(sock_net(sk), &fl4, sk, daddr->s6_addr32[3],
+	rt = ip_route_output_ports(net, &fl4, sk, daddr->s6_addr32[3],
 				   from, dport, sport, dlcp_ipproto,
-				   dlcp_rt_conn_tos(sk), oif);
+				   sk ? dlcp_rt_conn_tos(sk) : 0, oif);
 	if (IS_ERR(rt))
 		return ERR_CAST(rt);
 	ipv6_addr_set_v4mapped(fl4.saddr, src);
@@ -83,8 +83,8 @@ dlcp4_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	   const struct in6_addr *saddr, const struct in6_addr *daddr, u8 tos,
 	   u8 proto, u32 entropy, u32 nsegs)
 {
-	struct net *net = sock_net(sk);
-	int ttl = inet_sk(sk)->uc_ttl;
+	struct net *net = sk ? sock_net(sk) : dev_net(dst->dev);
+	int ttl = sk ? inet_sk(sk)->uc_ttl : -1;
 	struct iphdr *iph;
 
 	skb_push(skb, sizeof(*iph));

@@ -68,7 +68,7 @@ static void dlcp6_fill_name(struct msghdr *msg, const struct in6_addr *addr,
  * address if NULL or any) over interface @oif (0: any); the source address
  * the route picks goes to @src_out.
  */
-static struct dst_entry *dlcp6_route(struct sock *sk,
+static struct dst_entry *dlcp6_route(struct net *net, struct sock *sk,
 				     const struct in6_addr *saddr,
 				     const struct in6_addr *daddr,
 				     __be16 sport, __be16 dport, int oif,
@@ -77,8 +77,8 @@ static struct dst_entry *dlcp6_route(struct sock *sk,
 	struct flowi6 fl6 = {
 		.flowi6_proto	= dlcp_ipproto,
 		.flowi6_oif	= oif,
-		.flowi6_mark	= READ_ONCE(sk->sk_mark),
-		.flowi6_uid	= sk->sk_uid,
+		.flowi6_mark	= sk ? READ_ONCE(sk->sk_mark) : 0,
+		.flowi6_uid	= sock_net_uid(net, sk),
 		.daddr		= *daddr,
 		.fl6_sport	= sport,
 		.fl6_dport	= dport,
@@ -87,9 +87,9 @@ static struct dst_entry *dlcp6_route(struct sock *sk,
 
 	if (saddr && !ipv6_addr_any(saddr))
 		fl6.saddr = *saddr;
-	else if (sk->sk_family == AF_INET6)
+	else if (sk && sk->sk_family == AF_INET6)
 		fl6.saddr = sk->sk_v6_rcv_saddr;
-	dst = ip6_dst_lookup_flow(sock_net(sk), sk, &fl6, NULL);
+	dst = ip6_dst_lookup_flow(net, sk, &fl6, NULL);
 	if (IS_ERR(dst))
 		return dst;
 	*src_out = fl6.saddr;
@@ -114,7 +114,9 @@ dlcp6_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	   const struct in6_addr *saddr, const struct in6_addr *daddr,
 	   u8 tclass, u8 nexthdr, u32 flowlabel, u32 nsegs)
 {
-	int hlimit = sk->sk_family == AF_INET6 ? inet6_sk(sk)->hop_limit : -1;
+	int hlimit = sk && sk->sk_family == AF_INET6 ?
+		     inet6_sk(sk)->hop_limit : -1;
+	struct net *net = sk ? sock_net(sk) : dev_net(dst->dev);
 	struct ipv6hdr *hdr;
 
 	skb_push(skb, sizeof(*hdr));
@@ -129,7 +131,7 @@ dlcp6_xmit(struct sock *sk, struct sk_buff *skb, struct dst_entry *dst,
 	skb->protocol = htons(ETH_P_IPV6);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 	skb_dst_set(skb, dst_clone(dst));
-	return ip6_local_out(sock_net(sk), sk, skb);
+	return ip6_local_out(net, sk, skb);
 }
 
 /* The connected peer of an AF_INET6 socket (v4-mapped for IPv4). */

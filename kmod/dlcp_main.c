@@ -59,6 +59,9 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->rx_keep = 1;
 	dn->max_in_msgs = 4096;
 	dn->max_in_msgs_peer = 1024;
+	dn->noport_rate = 1000;
+	spin_lock_init(&dn->noport_lock);
+	dn->noport_stamp = jiffies;
 	dn->net = net;
 	mutex_init(&dn->udp_lock);
 

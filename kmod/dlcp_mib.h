@@ -93,6 +93,15 @@ enum dlcp_mib_field {
 	DLCP_MIB_SPURIOUS_TIMEOUTS,	/* of them, for a timeout's resend */
 	DLCP_MIB_ABORTS_SENT,		/* ABORTs: the sender gave a message up */
 	DLCP_MIB_ABORTS_RCVD,		/* ABORTs received */
+	DLCP_MIB_NOPORT_SENT,		/* STOPs flagged NOPORT: DATA or PROBE
+					 * for a port no socket holds
+					 */
+	DLCP_MIB_NOPORT_LIMITED,	/* of those, not answered: over
+					 * net.dlcp.noport_rate
+					 */
+	DLCP_MIB_NOPORT_RCVD,		/* STOPs flagged NOPORT received: the
+					 * message failed with ECONNREFUSED
+					 */
 	DLCP_MIB_OUT_NO_ROUTE,		/* transmission failed: no route */
 	DLCP_MIB_OUT_PATH_SKIPPED,	/* DLCP_PATHS path skipped: no route */
 	DLCP_MIB_OUT_ERRORS,		/* transmission failed: other */

@@ -282,8 +282,10 @@ enum dlcp_mib_field dlcp_recovery_report(struct sock *sk, struct sk_buff *skb)
 }
 
 /*
- * A STOP arrived: the receiver delivered the message. Returns the counter
- * of the drop if the packet was refused, else DLCP_MIB_NONE.
+ * A STOP arrived: the receiver delivered the message, dropped it
+ * (FAILED), or holds no socket on its port (NOPORT, dlcp_xmit_noport()):
+ * the message then fails with ECONNREFUSED. Returns the counter of the
+ * drop if the packet was refused, else DLCP_MIB_NONE.
  */
 enum dlcp_mib_field dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 	__must_hold(&dlcp_sk(sk)->lock)
@@ -303,6 +305,13 @@ enum dlcp_mib_field dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 	m->peer->last_heard = jiffies;
 	dlcp_peer_rtt_sample(m->peer, ntohl(st->tsecr));
 	lost = ntohl(st->lost);
+	if ((st->common.flags & (DLCP_HF_FAILED | DLCP_HF_NOPORT)) ==
+	    (DLCP_HF_FAILED | DLCP_HF_NOPORT)) {
+		DLCP_INC_STATS(net, DLCP_MIB_NOPORT_RCVD);
+		DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_FAILED);
+		dlcp_out_complete(sk, m, DLCP_DONE_TIMEOUT, 0, ECONNREFUSED);
+		goto done;
+	}
 	DLCP_INC_STATS(net, DLCP_MIB_OUT_MSGS_DONE);
 	DLCP_ADD_STATS(net, DLCP_MIB_RETRANS_AVOIDED, m->nr_lost);
 	if (st->common.flags & DLCP_HF_FAILED) {
@@ -315,6 +324,7 @@ enum dlcp_mib_field dlcp_recovery_stop(struct sock *sk, struct sk_buff *skb)
 	} else {
 		dlcp_out_complete(sk, m, DLCP_DONE_EXACT, 0, 0);
 	}
+done:
 	dlcp_out_free_msg(sk, m);
 	sk->sk_write_space(sk);
 	dlcp_out_push_clocked(sk);

@@ -114,6 +114,7 @@ static struct ctl_table dlcp_sysctl_table[] = {
 	DLCP_SYSCTL(rx_keep, SYSCTL_ZERO, SYSCTL_ONE),
 	DLCP_SYSCTL(max_in_msgs, &dlcp_one, &dlcp_in_msgs_hard),
 	DLCP_SYSCTL(max_in_msgs_peer, &dlcp_one, &dlcp_u16_max),
+	DLCP_SYSCTL(noport_rate, SYSCTL_ZERO, &dlcp_int_max),
 	/* global, shown in the initial namespace only: keep it last */
 	{
 		.procname	= "mem",

@@ -73,6 +73,9 @@ enum dlcp_pkt_type {
 #define DLCP_HF_LAST		0x10	/* DATA: last segment of the first pass */
 #define DLCP_HF_FINAL		0x20	/* PROBE: deadline passed, finish now */
 #define DLCP_HF_FAILED		0x40	/* STOP: the message was dropped */
+#define DLCP_HF_NOPORT		0x01	/* STOP, with FAILED: no socket holds
+					 * the port (the bit is DATA's ACKREQ)
+					 */
 #define DLCP_HF_ALL		0x7f
 
 /**

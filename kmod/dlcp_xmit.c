@@ -30,8 +30,8 @@ struct dst_entry *dlcp_route(struct sock *sk, const struct in6_addr *saddr,
 {
 	struct dst_entry *dst;
 
-	dst = dlcp_af_of(daddr)->route(sk, saddr, daddr, sport, dport, oif,
-				       src, cookie);
+	dst = dlcp_af_of(daddr)->route(sock_net(sk), sk, saddr, daddr, sport,
+				       dport, oif, src, cookie);
 	if (IS_ERR(dst))
 		DLCP_INC_STATS(sock_net(sk), DLCP_MIB_OUT_NO_ROUTE);
 	return dst;
@@ -241,4 +241,107 @@ int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
 	if (dst != dlcp_sk(sk)->ctl_rt.dst)
 		dst_release(dst);
 	return err;
+}
+
+/*
+ * May the namespace answer one more packet for a port no socket holds?
+ * A token bucket of net.dlcp.noport_rate answers a second, at most
+ * DLCP_NOPORT_BURST deep, as icmp_global_allow() bounds ICMP errors.
+ */
+static bool dlcp_noport_allow(struct dlcp_net *dn)
+{
+	u32 rate = READ_ONCE(dn->noport_rate), grow;
+	unsigned long now = jiffies;
+	bool ok;
+
+	if (!rate)
+		return false;
+	spin_lock_bh(&dn->noport_lock);
+	grow = (u64)min_t(unsigned long, now - dn->noport_stamp, HZ) * rate /
+	       HZ;
+	if (grow) {
+		dn->noport_credit = min(dn->noport_credit + grow,
+					min_t(u32, rate, DLCP_NOPORT_BURST));
+		dn->noport_stamp = now;
+	}
+	ok = dn->noport_credit > 0;
+	if (ok)
+		dn->noport_credit--;
+	spin_unlock_bh(&dn->noport_lock);
+	return ok;
+}
+
+/*
+ * Answer @in, a DATA or PROBE packet for a port no socket holds (native,
+ * or inside UDP if @udp), with a STOP flagged NOPORT and FAILED that names
+ * its message: the sender fails the message with ECONNREFUSED within a
+ * round trip (dlcp_recovery_stop()) instead of after msg_timeout_ms.
+ * The STOP goes back to the packet's source and names the message as the
+ * packet did; message ids are keyed (dlcp_msg_id_offset()), so a forger
+ * off the path must guess one, as a TCP RST's must guess a sequence
+ * number in the window. No socket sends it: it goes in the lowest class,
+ * no exchange being established, and at most net.dlcp.noport_rate a
+ * second per namespace. The STOP is no longer than the packet answered.
+ */
+void dlcp_xmit_noport(struct net *net, const struct dlcp_af *af,
+		      struct sk_buff *in, bool udp)
+{
+	const struct dlcp_hdr *h = (const struct dlcp_hdr *)in->data;
+	const struct dlcp_skb_cb *cb = dlcp_cb(in);
+	struct dlcp_net *dn = dlcp_pernet(net);
+	u8 type = dlcp_wire_type(h), cls = DLCP_MAX_CLASSES - 1, tos;
+	struct dlcp_stop_hdr *st;
+	struct dst_entry *dst;
+	struct sk_buff *skb;
+	struct in6_addr src;
+	u32 cookie, entropy;
+	__be32 tsval;
+	int err;
+
+	if (type == DLCP_T_DATA)
+		tsval = ((const struct dlcp_data_hdr *)h)->tsval;
+	else if (type == DLCP_T_PROBE)
+		tsval = ((const struct dlcp_probe_hdr *)h)->tsval;
+	else
+		return;		/* control packets to a closed port: silence */
+	if (!dlcp_noport_allow(dn)) {
+		DLCP_INC_STATS(net, DLCP_MIB_NOPORT_LIMITED);
+		return;
+	}
+	skb = dlcp_alloc_ctl(DLCP_STOP_HDR_LEN, GFP_ATOMIC);
+	if (!skb)
+		return;
+	st = (struct dlcp_stop_hdr *)skb->data;
+	dlcp_fill_hdr(&st->common, DLCP_T_STOP, h->dest, h->source,
+		      ntohl(h->msg_id), ntohl(h->msg_len), DLCP_STOP_HDR_LEN,
+		      DLCP_HF_FAILED | DLCP_HF_NOPORT, 0);
+	st->lost = h->msg_len;
+	st->tsecr = tsval;
+	dst = af->route(net, NULL, &cb->daddr, &cb->saddr, h->dest, h->source,
+			0, &src, &cookie);
+	if (IS_ERR(dst)) {
+		DLCP_INC_STATS(net, DLCP_MIB_OUT_NO_ROUTE);
+		kfree_skb(skb);
+		return;
+	}
+	tos = dlcp_pkt_tos(dn, cls, false);
+	entropy = dlcp_entropy(dn, ntohl(h->msg_id), 0);
+	dlcp_xmit_csum(skb, &src, &cb->saddr, skb->len, tos);
+	if (udp) {
+		dlcp_udp_push(skb, dn, &src, &cb->saddr, entropy);
+		DLCP_INC_STATS(net, DLCP_MIB_UDP_OUT_PKTS);
+	}
+	skb->priority = DLCP_MAX_CLASSES - 1 - cls;
+	/* net_xmit_eval() evaluates its argument twice */
+	err = af->xmit(NULL, skb, dst, &src, &cb->saddr, tos,
+		       udp ? IPPROTO_UDP : dlcp_ipproto, entropy, 1);
+	err = net_xmit_eval(err);
+	dst_release(dst);
+	if (err) {
+		DLCP_INC_STATS(net, DLCP_MIB_OUT_ERRORS);
+		return;
+	}
+	DLCP_INC_STATS(net, DLCP_MIB_OUT_PKTS);
+	DLCP_INC_STATS(net, DLCP_MIB_OUT_CLASS0 + cls);
+	DLCP_INC_STATS(net, DLCP_MIB_NOPORT_SENT);
 }

@@ -544,10 +544,15 @@ TEST_F(dlcp, completion_off_by_default)
 	EXPECT_EQ(EAGAIN, errno);
 }
 
-/* No receiver: after net.dlcp.msg_timeout_ms the sender gives up. */
+/*
+ * A receiver that never answers (its host sends no STOP for a port nobody
+ * holds: net.dlcp.noport_rate 0): after net.dlcp.msg_timeout_ms the sender
+ * gives up.
+ */
 TEST_F(dlcp, completion_timeout)
 {
 	struct sockaddr_in nobody = lo_addr(9);
+	struct dlcp_snmp snmp;
 	struct completion cp;
 	uint8_t buf[100] = { 0 };
 	double t0, dt;
@@ -555,6 +560,7 @@ TEST_F(dlcp, completion_timeout)
 	ASSERT_EQ(0, dlcp_sysctl_read("msg_timeout_ms", &self->saved_timeout))
 		TH_LOG("net.dlcp.msg_timeout_ms: %s", strerror(errno));
 	ASSERT_EQ(0, dlcp_sysctl_write("msg_timeout_ms", 1000));
+	ASSERT_EQ(0, dlcp_sysctl_write("noport_rate", 0));
 	ASSERT_EQ(0, setopt_int(self->tx, DLCP_RECVCOMPLETION, 1));
 	t0 = dlcp_now();
 	ASSERT_EQ(100, sendto(self->tx, buf, 100, 0,
@@ -571,6 +577,77 @@ TEST_F(dlcp, completion_timeout)
 	EXPECT_EQ(SO_EE_ORIGIN_LOCAL, cp.ee.ee_origin);
 	EXPECT_LE(0.8, dt) TH_LOG("gave up after %.2f s", dt);
 	EXPECT_GE(10.0, dt) TH_LOG("gave up after %.2f s", dt);
+	ASSERT_EQ(0, dlcp_snmp_read(&snmp));
+	EXPECT_EQ(0, dlcp_snmp_get(&snmp, "DlcpNoPortSent"));
+	EXPECT_LE(1, dlcp_snmp_get(&snmp, "DlcpNoPortLimited"));
+}
+
+/*
+ * No socket holds the port: the receiving host answers with a STOP flagged
+ * NOPORT, and the message fails with ECONNREFUSED within a round trip,
+ * not after net.dlcp.msg_timeout_ms.
+ */
+TEST_F(dlcp, completion_port_unreachable)
+{
+	struct sockaddr_in nobody = lo_addr(9);
+	static uint8_t buf[64 * 1024];
+	struct dlcp_snmp snmp;
+	struct completion cp;
+	double t0, dt;
+
+	ASSERT_EQ(0, setopt_int(self->tx, DLCP_RECVCOMPLETION, 1));
+	t0 = dlcp_now();
+	ASSERT_EQ(sizeof(buf), sendto(self->tx, buf, sizeof(buf), 0,
+				      (struct sockaddr *)&nobody,
+				      sizeof(nobody)));
+	ASSERT_EQ(sizeof(cp.c), recv_completion(self->tx, 15000, &cp))
+		TH_LOG("no completion: %s", strerror(errno));
+	dt = dlcp_now() - t0;
+	EXPECT_EQ(DLCP_DONE_TIMEOUT, cp.c.status);
+	EXPECT_EQ(sizeof(buf), cp.c.msg_len);
+	ASSERT_TRUE(cp.have_ee);
+	EXPECT_EQ(ECONNREFUSED, cp.ee.ee_errno)
+		TH_LOG("completed with %s", strerror(cp.ee.ee_errno));
+	/* msg_timeout_ms is 10 s: a second is a round trip on any kernel */
+	EXPECT_GE(1.0, dt) TH_LOG("refused after %.2f s", dt);
+	ASSERT_EQ(0, dlcp_snmp_read(&snmp));
+	EXPECT_LE(1, dlcp_snmp_get(&snmp, "DlcpNoPortSent"));
+	EXPECT_EQ(1, dlcp_snmp_get(&snmp, "DlcpNoPortRcvd"));
+	EXPECT_EQ(1, dlcp_snmp_get(&snmp, "DlcpOutMsgsFailed"));
+	EXPECT_EQ(0, dlcp_snmp_get(&snmp, "DlcpOutMsgsDone"));
+}
+
+/*
+ * The answers to packets for closed ports are rate-limited per namespace
+ * (net.dlcp.noport_rate, a burst of at most that many): a flood of them
+ * draws no more STOPs than the limit allows.
+ */
+TEST_F(dlcp, port_unreachable_rate_limited)
+{
+	struct sockaddr_in nobody = lo_addr(9);
+	long long sent, limited;
+	struct dlcp_snmp snmp;
+	uint8_t buf[1] = { 0 };
+	unsigned int i;
+	double t0, dt;
+
+	ASSERT_EQ(0, dlcp_sysctl_write("noport_rate", 10));
+	t0 = dlcp_now();
+	for (i = 0; i < 200; i++)
+		ASSERT_EQ(1, sendto(self->tx, buf, 1, 0,
+				    (struct sockaddr *)&nobody,
+				    sizeof(nobody)));
+	usleep(300 * 1000);
+	ASSERT_EQ(0, dlcp_snmp_read(&snmp));
+	dt = dlcp_now() - t0;
+	sent = dlcp_snmp_get(&snmp, "DlcpNoPortSent");
+	limited = dlcp_snmp_get(&snmp, "DlcpNoPortLimited");
+	/* a burst of 10, then 10 a second (one more for a tick's rounding) */
+	EXPECT_GE(10 + 10 * dt + 1, sent)
+		TH_LOG("%lld STOPs in %.2f s at 10 a second", sent, dt);
+	EXPECT_LE(1, sent);
+	EXPECT_LE(200 - sent, limited)
+		TH_LOG("%lld answered, %lld limited", sent, limited);
 }
 
 /*
@@ -590,6 +667,8 @@ TEST_F(dlcp, completion_timeout_queued)
 	ASSERT_EQ(0, dlcp_sysctl_read("msg_timeout_ms", &self->saved_timeout))
 		TH_LOG("net.dlcp.msg_timeout_ms: %s", strerror(errno));
 	ASSERT_EQ(0, dlcp_sysctl_write("msg_timeout_ms", 1000));
+	/* a silent receiver: no STOP for the port nobody holds */
+	ASSERT_EQ(0, dlcp_sysctl_write("noport_rate", 0));
 	/* 180 segments a message: only the first fits the initial window */
 	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
 	ASSERT_EQ(0, setopt_int(self->tx, DLCP_RECVCOMPLETION, 1));

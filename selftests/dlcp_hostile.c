@@ -260,6 +260,8 @@ TEST(answering_receiver_that_never_takes_it)
 	pid_t pid;
 
 	ASSERT_EQ(0, dlcp_new_netns());
+	/* a raw socket plays the receiver: no STOP from the host for its port */
+	ASSERT_EQ(0, dlcp_sysctl_write("noport_rate", 0));
 	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
 	/* first: the child must not hold the sender's socket open */
 	pid = fork();
@@ -332,6 +334,8 @@ TEST(icmp_too_big_must_quote_a_message)
 	double end;
 
 	ASSERT_EQ(0, dlcp_new_netns());
+	/* a raw socket plays the receiver: no STOP from the host for its port */
+	ASSERT_EQ(0, dlcp_sysctl_write("noport_rate", 0));
 	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
 	raw = socket(AF_INET, SOCK_RAW, IPPROTO_DLCP);
 	tx = bound4("127.0.0.1");
@@ -630,6 +634,8 @@ TEST(overtaken_probe_answer_resends_nothing)
 	pid_t pid;
 
 	ASSERT_EQ(0, dlcp_new_netns());
+	/* a raw socket plays the receiver: no STOP from the host for its port */
+	ASSERT_EQ(0, dlcp_sysctl_write("noport_rate", 0));
 	ASSERT_EQ(0, dlcp_link_mtu("lo", 1500));
 	for (stale = 1; stale >= 0; stale--) {
 		pid = fork();

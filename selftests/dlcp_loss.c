@@ -7,7 +7,8 @@
  *		    [--timeout S] [--ready FILE]
  *   dlcp_loss send --to ADDR --port P --count N --size BYTES --budget PPM
  *		    [--crit OFF:LEN]... [--deadline MS] [--window W]
- *		    [--expect-completion exact|lossy|any|etime|etimedout]
+ *		    [--expect-completion exact|lossy|any|etime|etimedout|
+ *		     econnrefused]
  *		    [--from ADDR] [--sport PORT] [--paths DEV[:W],...]
  *
  * --size and --budget take a comma-separated list (sizes with a k or m
@@ -210,6 +211,9 @@ static int check_completion(int s)
 		return ee->ee_errno != ETIME || c.status != DLCP_DONE_DEADLINE;
 	if (!strcmp(what, "etimedout"))
 		return ee->ee_errno != ETIMEDOUT ||
+		       c.status != DLCP_DONE_TIMEOUT;
+	if (!strcmp(what, "econnrefused"))
+		return ee->ee_errno != ECONNREFUSED ||
 		       c.status != DLCP_DONE_TIMEOUT;
 	if (!strcmp(what, "exact"))
 		return ee->ee_errno || c.status != DLCP_DONE_EXACT;

@@ -697,21 +697,28 @@ case_deadline_over_budget()
 
 case_receiver_vanishes()
 {
-	local failed t0 rc=0
+	local failed refused t0 rc=0
 
 	failed=$(snmp ns_s DlcpOutMsgsFailed)
+	refused=$(snmp ns_s DlcpNoPortRcvd)
 
-	ip netns exec ns_s sysctl -qw net.dlcp.msg_timeout_ms=2000
+	# msg_timeout_ms of 20 s: the sender must learn from the receiver's
+	# host that the port closed (a STOP flagged NOPORT), not time out
+	ip netns exec ns_s sysctl -qw net.dlcp.msg_timeout_ms=20000
 	impair tbf rate 8mbit burst 16kb latency 50ms || return 1
 	start_recv --count 1 --size 8388608 --budget 0 || return 1
 	(sleep 1; kill "$rpid") &
 	t0=$SECONDS
 	send --count 1 --size 8388608 --budget 0 \
-		--expect-completion etimedout || { echo "FAIL: sender"; rc=1; }
+		--expect-completion econnrefused || { echo "FAIL: sender"; rc=1; }
 	wait "$rpid"
 	echo "sender learnt of the failure after $((SECONDS - t0)) s"
+	[ $((SECONDS - t0)) -lt 10 ] ||
+		fail "the sender learnt of the closed port only at a timeout"
 	[ "$(counter_delta ns_s DlcpOutMsgsFailed "$failed")" -eq 1 ] ||
 		fail "DlcpOutMsgsFailed did not count it"
+	[ "$(counter_delta ns_s DlcpNoPortRcvd "$refused")" -ge 1 ] ||
+		fail "DlcpNoPortRcvd did not count the STOP"
 	return "$rc"
 }
 

@@ -71,6 +71,7 @@ local HF = {
 	{ bit = 0x10, abbr = "last",      name = "Last of first pass", types = { [T_DATA] = true } },
 	{ bit = 0x20, abbr = "final",     name = "Final (deadline passed)", types = { [T_PROBE] = true } },
 	{ bit = 0x40, abbr = "failed",    name = "Failed (message dropped)", types = { [T_STOP] = true } },
+	{ bit = 0x01, abbr = "noport",    name = "No socket holds the port", types = { [T_STOP] = true } },
 }
 local HF_ALL = 0x7f
 
@@ -305,14 +306,26 @@ end
 -- Dissection
 -- ---------------------------------------------------------------------
 
+-- is @bit a flag of packets of @type? (a bit means one flag per type)
+local function flag_of_type(bit, type)
+	for _, h in ipairs(HF) do
+		if h.bit == bit and h.types[type] then
+			return true
+		end
+	end
+	return false
+end
+
 local function add_flag_bits(tree, range, type)
 	local v = range:uint()
 	for _, h in ipairs(HF) do
-		local it = tree:add(f["flags_" .. h.abbr], range)
-		if bit32.band(v, h.bit) ~= 0 and not h.types[type] then
-			it:add_proto_expert_info(e.flags_type,
-				h.name .. " flag on a " .. (type_names[type] or "?")
-				.. " packet")
+		if h.types[type] or not flag_of_type(h.bit, type) then
+			local it = tree:add(f["flags_" .. h.abbr], range)
+			if bit32.band(v, h.bit) ~= 0 and not h.types[type] then
+				it:add_proto_expert_info(e.flags_type,
+					h.name .. " flag on a " ..
+					(type_names[type] or "?") .. " packet")
+			end
 		end
 	end
 	local r = tree:add(f.flags_reserved, range)
@@ -321,10 +334,11 @@ local function add_flag_bits(tree, range, type)
 	end
 end
 
-local function flag_string(v)
+local function flag_string(v, type)
 	local s = {}
 	for _, h in ipairs(HF) do
-		if bit32.band(v, h.bit) ~= 0 then
+		if bit32.band(v, h.bit) ~= 0 and
+		   (h.types[type] or not flag_of_type(h.bit, type)) then
 			s[#s + 1] = h.abbr:upper()
 		end
 	end
@@ -518,7 +532,7 @@ function dlcp.dissector(tvb, pinfo, root)
 
 	local flags = tvb(5, 1):uint()
 	local ft = tree:add(f.flags, tvb(5, 1))
-	local fs = flag_string(flags)
+	local fs = flag_string(flags, type)
 	if fs ~= "" then
 		ft:append_text(" (" .. fs .. ")")
 	end

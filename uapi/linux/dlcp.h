@@ -279,7 +279,8 @@ struct dlcp_range {
  * progress for four times that) or, with status DLCP_DONE_TIMEOUT too,
  * why every attempt to send it failed for net.dlcp.msg_timeout_ms:
  * EHOSTUNREACH (the route to the receiver vanished), EPERM (netfilter),
- * ENOBUFS (a queue or filter dropped it).
+ * ENOBUFS (a queue or filter dropped it); or ECONNREFUSED: the receiving
+ * host has no socket on the port (net.dlcp.noport_rate).
  */
 #define DLCP_MAX_COMPLETIONS	4096
 
