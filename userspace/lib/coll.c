@@ -85,7 +85,12 @@ int dlcp_coll_init_rooted(struct dlcp_coll *c, struct dlcp_group *g, int dtype,
 
 int dlcp_coll_fail(struct dlcp_coll *c, int err)
 {
-	if (err == -EMSGSIZE || err == -EINVAL || err == -EPROTO || err == -EIO)
+	/*
+	 * ECONNREFUSED: a peer's socket is gone (its process died); the
+	 * ranks that send nothing to it would wait for it until the timeout
+	 */
+	if (err == -EMSGSIZE || err == -EINVAL || err == -EPROTO ||
+	    err == -EIO || err == -ECONNREFUSED)
 		dlcp_frame_send_abort(c->g, c->o->tag, c->o->iteration, c->n,
 				      err);
 	return err;

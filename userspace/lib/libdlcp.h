@@ -140,7 +140,11 @@ struct dlcp_tensor_info {
 	uint32_t nr_lost;
 };
 
-/* Send @len bytes (one message) to @dst. 0, or -errno (-ETIMEDOUT: no room). */
+/*
+ * Send @len bytes (one message) to @dst. 0, or -errno (-ETIMEDOUT: no
+ * room; -ECONNREFUSED, over DLCP: a message this endpoint sent earlier
+ * found no socket at its destination, whose process died or closed it).
+ */
 int dlcp_send_tensor(struct dlcp_ep *ep, const struct sockaddr_in *dst,
 		     const void *buf, size_t len,
 		     const struct dlcp_tensor_meta *meta);
@@ -159,7 +163,8 @@ int dlcp_send_tensorv_sa(struct dlcp_ep *ep, const struct sockaddr *dst,
  * Receive one whole message, from any sender, waiting at most @timeout_ms
  * (<0: forever). *@buf is malloc()ed to the message length, *@lost (may be
  * NULL if not wanted) to info->nr_lost ranges (NULL when none); free both.
- * Returns the message length, -ETIMEDOUT, or -errno. A sender that is not
+ * Returns the message length, -ETIMEDOUT, or -errno (-ECONNREFUSED as
+ * for dlcp_send_tensor()). A sender that is not
  * IPv4 leaves info->src zero but for its family (dlcp_recv_tensor_sa()).
  */
 long dlcp_recv_tensor(struct dlcp_ep *ep, void **buf,

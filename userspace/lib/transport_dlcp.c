@@ -3,6 +3,13 @@
  * libdlcp transport over a DLCP socket (SOCK_DLCP, needs the dlcp module):
  * one sendmsg() per message, its metadata in control messages; a receive
  * peeks at the message first to size the buffer and the lost ranges.
+ *
+ * The socket reports the outcome of every message it sends on its error
+ * queue (DLCP_RECVCOMPLETION), which every send and receive drains: a
+ * message refused by its destination's host (ECONNREFUSED: no socket on
+ * the port, its process died or closed it) fails the next send or receive
+ * of the endpoint, so that a collective learns of a dead peer within a
+ * round trip rather than at its timeout.
  */
 #include <errno.h>
 #include <poll.h>
@@ -12,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <linux/errqueue.h>
 
 #include "libdlcp.h"
 #include "addr.h"
@@ -21,6 +29,7 @@
 struct dlcp_ep_dlcp {
 	struct dlcp_ep ep;
 	int seg_class_ok;	/* the module takes DLCP_CMSG_SEG_CLASS */
+	int refused;		/* a message sent was refused: -ECONNREFUSED */
 };
 
 static struct dlcp_ep_dlcp *to_dlcp(struct dlcp_ep *ep)
@@ -37,12 +46,60 @@ static int dlcpsk_open(struct dlcp_ep **epp, const struct sockaddr *addr)
 		return -ENOMEM;
 	d->seg_class_ok = 1;
 	err = dlcp_ep_bind(&d->ep, addr, SOCK_DLCP, 0);
+	if (!err && setsockopt(d->ep.fd, SOL_DLCP, DLCP_RECVCOMPLETION,
+			       &(int){ 1 }, sizeof(int))) {
+		err = -errno;
+		close(d->ep.fd);
+	}
 	if (err) {
 		free(d);
 		return err;
 	}
 	*epp = &d->ep;
 	return 0;
+}
+
+/*
+ * Read every completion waiting on @ep's error queue; one refused by its
+ * destination's host is kept in ->refused. Returns -ECONNREFUSED once
+ * for each time that happened, else 0.
+ */
+static int dlcpsk_drain(struct dlcp_ep *ep)
+{
+	struct dlcp_ep_dlcp *d = to_dlcp(ep);
+	int r;
+
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(sizeof(struct sock_extended_err))];
+			struct cmsghdr align;
+		} ctl;
+		struct dlcp_completion c;
+		struct iovec iov = { .iov_base = &c, .iov_len = sizeof(c) };
+		struct msghdr mh = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = ctl.buf,
+			.msg_controllen = sizeof(ctl.buf),
+		};
+		struct sock_extended_err ee;
+		struct cmsghdr *cm;
+
+		if (recvmsg(ep->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			break;
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level != SOL_DLCP ||
+			    cm->cmsg_type != DLCP_CMSG_COMPLETION ||
+			    cm->cmsg_len < CMSG_LEN(sizeof(ee)))
+				continue;
+			memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+			if (ee.ee_errno == ECONNREFUSED)
+				d->refused = -ECONNREFUSED;
+		}
+	}
+	r = d->refused;
+	d->refused = 0;
+	return r;
 }
 
 static int dlcpsk_close(struct dlcp_ep *ep, int linger_ms)
@@ -151,9 +208,13 @@ again:
 			memcpy(CMSG_DATA(c), meta->seg_class, meta->nr_seg_class);
 		}
 	}
-	do {
+	err = dlcpsk_drain(ep);
+	while (!err) {
 		err = sendmsg(ep->fd, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
-	} while (err == -EINTR);
+		if (err != -EINTR)
+			break;
+		err = 0;
+	}
 	if (ctl != small.buf)
 		free(ctl);
 	ctl = small.buf;
@@ -203,6 +264,13 @@ again:
 		return -errno;
 	if (r == 0)
 		return -ETIMEDOUT;
+	if (pfd.revents & POLLERR) {	/* completions of messages sent */
+		r = dlcpsk_drain(ep);
+		if (r)
+			return r;
+		if (!(pfd.revents & POLLIN))
+			goto again;
+	}
 
 	/* Peek: length and number of lost ranges. */
 	memset(&mh, 0, sizeof(mh));

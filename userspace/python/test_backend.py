@@ -30,7 +30,8 @@ workers call init_process_group("dlcp"):
    timeout error within the group's timeout.
 3. 3 ranks, the last one's process exits in the middle of a 16 MiB
    all_reduce: the others' all_reduce, and the next one, fail with an
-   error within the group's timeout.
+   error within the group's timeout; over DLCP, with ECONNREFUSED before
+   it (the dead rank's host answers for its closed port).
 4. 2 ranks on ::1 (DLCP_ADDR; without --loss, where the host has IPv6):
    the collectives of 1. over IPv6.
 
@@ -708,6 +709,14 @@ def vanish(ck):
     ck.add("... and the next all_reduce fails with an error within it too",
            ok2 and t2 - t1 <= TIMEOUT_S + SLACK_S, "after %.1f s: %s" % (t2 - t1, msg2),
            show=True)
+    if os.environ.get("DLCP_TRANSPORT") == "dlcp":
+        # the dead rank's host answers for its closed port (NOPORT): the
+        # rank that sends to it fails with ECONNREFUSED within a round
+        # trip and aborts the others, long before the group's timeout
+        ck.add("... over DLCP, the first error says the peer's port closed "
+               "(ECONNREFUSED), before the group's timeout",
+               ok1 and "refused" in msg1.lower() and t1 < TIMEOUT_S,
+               "after %.2f s: %s" % (t1, msg1), show=True)
 
 
 def worker(argv):
