@@ -61,6 +61,7 @@ static int __net_init dlcp_net_init(struct net *net)
 	dn->max_in_msgs_peer = 1024;
 	dn->noport_rate = 1000;
 	spin_lock_init(&dn->noport_lock);
+	dn->noport_credit = DLCP_NOPORT_BURST;
 	dn->noport_stamp = jiffies;
 	dn->net = net;
 	mutex_init(&dn->udp_lock);

@@ -251,6 +251,7 @@ int dlcp_xmit_ctl(struct sock *sk, struct sk_buff *skb,
 static bool dlcp_noport_allow(struct dlcp_net *dn)
 {
 	u32 rate = READ_ONCE(dn->noport_rate), grow;
+	u32 burst = min_t(u32, rate, DLCP_NOPORT_BURST);
 	unsigned long now = jiffies;
 	bool ok;
 
@@ -259,11 +260,9 @@ static bool dlcp_noport_allow(struct dlcp_net *dn)
 	spin_lock_bh(&dn->noport_lock);
 	grow = (u64)min_t(unsigned long, now - dn->noport_stamp, HZ) * rate /
 	       HZ;
-	if (grow) {
-		dn->noport_credit = min(dn->noport_credit + grow,
-					min_t(u32, rate, DLCP_NOPORT_BURST));
+	if (grow)
 		dn->noport_stamp = now;
-	}
+	dn->noport_credit = min(dn->noport_credit + grow, burst);
 	ok = dn->noport_credit > 0;
 	if (ok)
 		dn->noport_credit--;

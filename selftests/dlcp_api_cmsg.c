@@ -645,8 +645,9 @@ TEST_F(dlcp, port_unreachable_rate_limited)
 	/* a burst of 10, then 10 a second (one more for a tick's rounding) */
 	EXPECT_GE(10 + 10 * dt + 1, sent)
 		TH_LOG("%lld STOPs in %.2f s at 10 a second", sent, dt);
-	EXPECT_LE(1, sent);
-	EXPECT_LE(200 - sent, limited)
+	EXPECT_LE(10, sent) TH_LOG("not even the burst: %lld", sent);
+	/* the sender's window lets more than the limit through */
+	EXPECT_LE(1, limited)
 		TH_LOG("%lld answered, %lld limited", sent, limited);
 }
 
