@@ -216,8 +216,9 @@ struct dlcp_msg_path {
  *		transmission, a REPORT that took @nr_acked above
  *		@acked_max (a receiver that forgot the message and takes
  *		it again does not progress), or a moment it waited for
- *		window room with nothing in flight; a message that stalls DLCP_STALL_MULT x msg_timeout_ms
- *		fails even if its receiver answers
+ *		window room with nothing in flight; a message that stalls
+ *		DLCP_STALL_MULT x msg_timeout_ms fails even if its receiver
+ *		answers
  * @rto_hold:	a timeout presumed segments of this message lost, and no
  *		REPORT has answered a packet sent since: of those, only the
  *		oldest is resent (dlcp_recovery_timeout())
