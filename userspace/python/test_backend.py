@@ -22,7 +22,8 @@ workers call init_process_group("dlcp"):
    unsupported operations raise clear errors; a group with a 3 s timeout
    where the last rank never joins the all_reduce nor sends what another
    rank receives (nor anything a recv from any source would take): each
-   fails with a timeout error within it; DDP (no comm
+   fails with a timeout error within it, a torch.distributed.DistBackendError
+   on torch 2.x; DDP (no comm
    hook) trains a small model for a few steps: its parameters agree across
    the ranks bit for bit, with a single-process reference and with DDP over
    gloo.
@@ -94,14 +95,23 @@ def _same(a, b):
     return a.dtype == b.dtype and a.shape == b.shape and bool((a == b).all())
 
 
-def _expect_error(fn, *words):
-    """(ok, detail): fn() raised an error whose text has every word."""
+def _expect_error(fn, *words, kind=Exception):
+    """(ok, detail): fn() raised an error of class @kind whose text has every
+    word."""
     try:
         fn()
     except Exception as e:  # noqa: BLE001
         msg = "%s: %s" % (type(e).__name__, e)
-        return all(w.lower() in msg.lower() for w in words), msg
+        ok = isinstance(e, kind) and all(w.lower() in msg.lower() for w in words)
+        return ok, msg if isinstance(e, kind) else "%s, not a %s" % (msg, kind.__name__)
     return False, "no error"
+
+
+def _backend_error():
+    """The class of torch's collective errors: DistBackendError on torch
+    2.x, RuntimeError on 1.13."""
+    import torch.distributed as dist
+    return getattr(dist, "DistBackendError", RuntimeError)
 
 
 def collectives(ck, loss):
@@ -562,6 +572,7 @@ def moves(ck):
 def errors(ck):
     import torch
     import torch.distributed as dist
+    import dlcp.backend
     from dlcp.rendezvous import ConfigError
     R = dist.get_rank()
     ck.run("unknown option: ValueError naming it and the known ones", lambda: _expect_error(
@@ -582,6 +593,9 @@ def errors(ck):
             del os.environ["DLCP_BUDGET_PPM"]
     ck.run("DLCP_BUDGET_PPM not a number: error naming it", bad_env)
     ck.add("ConfigError is a ValueError", issubclass(ConfigError, ValueError))
+    ck.add("DlcpError is torch's error of a failed collective (%s)" % _backend_error().__name__,
+           issubclass(dlcp.backend.DlcpError, _backend_error()) and
+           issubclass(dlcp.backend.DlcpError, RuntimeError))
     if hasattr(dist.ReduceOp, "AVG"):
         ck.run("AVG of an int64 tensor: ValueError", lambda: _expect_error(
             lambda: dist.all_reduce(torch.ones(3, dtype=torch.int64), op=dist.ReduceOp.AVG),
@@ -593,9 +607,9 @@ def errors(ck):
             return True
         if R == 1:
             return _expect_error(lambda: dist.recv(torch.zeros(3), 0, tag=11), "16 bytes",
-                                 "12")
+                                 "12", "from rank 0", kind=_backend_error())
         return True
-    ck.run("recv into a tensor of another size: error", size_mismatch)
+    ck.run("recv into a tensor of another size: error naming the peer", size_mismatch)
     dist.barrier()
 
 
@@ -604,8 +618,10 @@ def timeouts(ck):
     import torch.distributed as dist
     R, W = dist.get_rank(), dist.get_world_size()
     N1 = ("a group with a %g s timeout, the last rank never joins an all_reduce: "
-          "the others fail with a timeout error within it" % TIMEOUT_S)
-    N2 = "... nor sends what a recv waits for: the recv fails with a timeout error within it"
+          "the others fail with a timeout error (a %s) within it"
+          % (TIMEOUT_S, _backend_error().__name__))
+    N2 = ("... nor sends what a recv waits for: the recv fails with a timeout error naming "
+          "the peer within it")
     N3 = "... a recv from any source that nothing matches fails with a timeout error within it"
     tg = dist.new_group(timeout=datetime.timedelta(seconds=TIMEOUT_S))
     late = W - 1
@@ -614,12 +630,13 @@ def timeouts(ck):
         t0 = time.monotonic()
         rw = dist.irecv(got, late, group=tg, tag=9)
         aw = dist.irecv(torch.zeros(3), group=tg, tag=10)          # from any source
+        kind = _backend_error()
         ok1, msg1 = _expect_error(lambda: dist.all_reduce(torch.ones(1000), group=tg),
-                                  "timed out")
+                                  "all_reduce", "timed out", kind=kind)
         t1 = time.monotonic() - t0
-        ok2, msg2 = _expect_error(rw.wait, "timeout")
+        ok2, msg2 = _expect_error(rw.wait, "recv", "from rank %d" % late, "timeout", kind=kind)
         t2 = time.monotonic() - t0
-        ok3, msg3 = _expect_error(aw.wait, "timeout", "any")
+        ok3, msg3 = _expect_error(aw.wait, "timeout", "any", kind=kind)
         t3 = time.monotonic() - t0
         ck.add(N1, ok1 and TIMEOUT_S - 0.5 <= t1 <= TIMEOUT_S + SLACK_S,
                "after %.1f s: %s" % (t1, msg1), show=True)
@@ -696,9 +713,10 @@ def vanish(ck):
         time.sleep(0.001)
         os._exit(0)
     t0 = time.monotonic()
-    ok1, msg1 = _expect_error(lambda: dist.all_reduce(big))
+    ok1, msg1 = _expect_error(lambda: dist.all_reduce(big), "all_reduce", kind=_backend_error())
     t1 = time.monotonic() - t0
-    ok2, msg2 = _expect_error(lambda: dist.all_reduce(torch.ones(8)))
+    ok2, msg2 = _expect_error(lambda: dist.all_reduce(torch.ones(8)), "all_reduce",
+                              kind=_backend_error())
     t2 = time.monotonic() - t0
     ck.add("a rank dies in the middle of a 32 MiB all_reduce: the others' fails "
            "with an error within the group's %g s timeout" % TIMEOUT_S,
@@ -722,7 +740,8 @@ def worker(argv):
             return 0
         t0 = time.monotonic()
         ok, msg = _expect_error(lambda: dist.init_process_group(
-            "dlcp", timeout=datetime.timedelta(seconds=TIMEOUT_S)), "timed out")
+            "dlcp", timeout=datetime.timedelta(seconds=TIMEOUT_S)), "timed out",
+            kind=_backend_error())
         dt = time.monotonic() - t0
         # the backend's rendezvous says how long it waited; torch's env://
         # rendezvous before it waits for the missing worker too (1.13: once

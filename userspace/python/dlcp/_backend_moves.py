@@ -133,7 +133,7 @@ class _Moves:
                 stack = torch.stack([b.segment(rows[r], 0) for r in range(self._size)])
                 self._stage.from_host(t, _reduce_stack(stack, op, self._size).to(t.dtype), evs)
             return tensors
-        return self._submit(self._q, "reduce", tensors, run)
+        return self._submit(self._q, "reduce", tensors, run, "to root %d" % root)
 
     def gather(self, output_tensors: List[List[torch.Tensor]],
                input_tensors: List[torch.Tensor], opts: Any = None) -> Any:
@@ -150,7 +150,7 @@ class _Moves:
                 for r, o in enumerate(outs):
                     self._stage.from_host(o, b.segment(rows[r], 0), evs)
             return output_tensors
-        return self._submit(self._q, "gather", [inp] + outs, run)
+        return self._submit(self._q, "gather", [inp] + outs, run, "to root %d" % root)
 
     def scatter(self, output_tensors: List[torch.Tensor],
                 input_tensors: List[List[torch.Tensor]], opts: Any = None) -> Any:
@@ -178,7 +178,7 @@ class _Moves:
             finally:
                 self._stage.release(buf)
             return output_tensors
-        return self._submit(self._q, "scatter", [out] + ins, run)
+        return self._submit(self._q, "scatter", [out] + ins, run, "from root %d" % root)
 
     def _alltoall(self, name: str, outs: Sequence[torch.Tensor], ins: Sequence[torch.Tensor],
                   opts: Any, result: Any, flat: Optional[Sequence[torch.Tensor]] = None) -> Any:

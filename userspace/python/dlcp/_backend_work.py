@@ -15,6 +15,7 @@ import warnings
 from typing import Any, Mapping, Optional, Union
 
 import torch
+import torch.distributed as dist
 from torch._C._distributed_c10d import Work
 
 import dlcp
@@ -26,9 +27,17 @@ _PPM_MAX = 1000000
 _INT_MAX = 0x7fffffff
 
 
-class DlcpError(RuntimeError):
-    """An operation of the dlcp backend failed; .errno is libdlcp's errno
-    (ETIMEDOUT: a rank did not take part within the timeout) or None."""
+# torch 2.x's error of a failed collective (a RuntimeError); 1.13 has none
+_DistBackendError: Any = getattr(dist, "DistBackendError", RuntimeError)
+
+
+class DlcpError(_DistBackendError):
+    """An operation of the dlcp backend failed: a
+    torch.distributed.DistBackendError where torch has it (2.x), else a
+    RuntimeError. The message names the operation, this rank, the peer
+    rank or root where one is known, and the cause; .errno is libdlcp's
+    errno (ETIMEDOUT: a rank did not take part within the timeout) or
+    None."""
 
     def __init__(self, msg: str, errno: Optional[int] = None) -> None:
         super().__init__(msg)
@@ -163,6 +172,7 @@ class DlcpWork(Work):
         self._exc: Optional[BaseException] = None
         self._value: Any = None
         self._src = -1          # a recv's: the rank the message came from
+        self._peer = ""         # the peer its errors name ("to rank 1"), if any
 
     def _finish(self, value: Any, exc: Optional[BaseException]) -> None:
         self._value, self._exc = value, exc

@@ -78,6 +78,10 @@ Options (pg_options: a dict or an Options; an unknown name is an error):
 The endpoints bind the address dlcp.Group.from_env() would (DLCP_ADDR,
 DLCP_IFNAME, else the route to MASTER_ADDR) on ports the kernel chooses,
 and the ranks publish them in the group's store.
+
+A failed operation raises DlcpError, a torch.distributed.DistBackendError
+on torch 2.x (a RuntimeError on 1.13), naming the operation, the rank,
+the peer rank or root where there is one, and the cause.
 """
 from __future__ import annotations
 
@@ -237,10 +241,11 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
         return DlcpWork(name, fut)
 
     def _submit(self, q: "queue.Queue[Any]", name: str, tensors: Sequence[torch.Tensor],
-                fn: Callable[[int, Dict[int, Any]], Any]) -> DlcpWork:
+                fn: Callable[[int, Dict[int, Any]], Any], peer: str = "") -> DlcpWork:
         """Queue fn(seq, events) for the worker of @q; its value completes the
         Work. The sequence number is taken here, in the order the caller
-        issues the operations (the same on every rank).
+        issues the operations (the same on every rank). @peer ("to rank 2",
+        "from root 0"): who the operation's errors name beside this rank.
 
         The group keeps the Work alive until it is done, and the last 1024
         done after that: C++ (DDP's reducer, _broadcast_coalesced) may hold
@@ -249,6 +254,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
         if self._closed:
             raise DlcpError("dlcp %s: the process group is shut down" % name)
         w = self._work(name, tensors)
+        w._peer = peer
         evs = _Staging.events(tensors)
         with self._lock:
             seq = self._seq
@@ -273,25 +279,27 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             try:
                 value = fn()
             except BaseException as e:  # noqa: BLE001  (reported through the Work)
-                self._done(w, None, self._error(w._name, e))
+                self._done(w, None, self._error(w._name, e, w._peer))
             else:
                 self._done(w, value, None)
 
-    def _error(self, name: str, e: BaseException) -> BaseException:
+    def _error(self, name: str, e: BaseException, peer: str = "") -> BaseException:
+        """@e as a DlcpError naming operation @name, this rank, @peer and the
+        cause (an exception that is no Exception is left as it is)."""
         if isinstance(e, DlcpError):
             return e
+        what = "dlcp %s%s on rank %d of %d" % (name, " " + peer if peer else "", self._rank,
+                                               self._size)
         if isinstance(e, OSError) and e.errno is not None:
             if e.errno == _errno.ETIMEDOUT:
                 why = ("a rank did not take part, or stopped answering, within the "
                        "timeout (%.6g s)" % (self._timeout_ms / 1000))
             else:
                 why = os.strerror(e.errno)
-            return DlcpError("dlcp %s on rank %d of %d: %s [%s: %s]" % (
-                name, self._rank, self._size, why, _errno.errorcode.get(e.errno, e.errno), e),
-                e.errno)
+            return DlcpError("%s: %s [%s: %s]" % (
+                what, why, _errno.errorcode.get(e.errno, e.errno), e.strerror or e), e.errno)
         if isinstance(e, Exception):
-            return DlcpError("dlcp %s on rank %d of %d: %s: %s" % (
-                name, self._rank, self._size, type(e).__name__, e))
+            return DlcpError("%s: %s: %s" % (what, type(e).__name__, e))
         return e
 
     def _opts(self, tag: int, seq: int, timeout_ms: int, budget: int = 0, budget2: int = 0,
@@ -465,7 +473,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             finally:
                 self._stage.release(buf)
             return tensors
-        return self._submit(self._q, "broadcast", tensors, run)
+        return self._submit(self._q, "broadcast", tensors, run, "from root %d" % root)
 
     # torch's stubs overload allgather and reduce_scatter with a form of one
     # tensor per rank in a flat list, which the backend does not take (a
@@ -589,7 +597,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             finally:
                 self._stage.release(buf)
             return tensors
-        return self._submit(self._sq, "send", tensors, run)
+        return self._submit(self._sq, "send", tensors, run, "to rank %d" % dstRank)
 
     def recv(self, tensors: List[torch.Tensor], srcRank: int, tag: int) -> Work:  # noqa: N803
         """Receive into @tensors the next message rank @srcRank sent with @tag;
@@ -600,6 +608,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
         if self._closed:
             raise DlcpError("dlcp recv: the process group is shut down")
         w = self._work("recv", tensors)
+        w._peer = "from rank %d" % srcRank
         evs = _Staging.events(tensors)
         self.stats["recv"] += 1
         with self._p2p_lock:
@@ -625,6 +634,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
         if self._closed:
             raise DlcpError("dlcp recv: the process group is shut down")
         w = self._work("recv", tensors)
+        w._peer = "from any rank"
         self.stats["recv"] += 1
         with self._lock:
             self._pending[id(w)] = w
@@ -668,7 +678,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
                 torch.empty(0, dtype=torch.uint8)
             b.unpack(self._stage, buf, evs)
         except BaseException as e:  # noqa: BLE001
-            self._done(w, None, self._error("recv", e))
+            self._done(w, None, self._error("recv", e, "from rank %d" % key[0]))
         else:
             self._done(w, tensors, None)
 
@@ -732,7 +742,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             self._waiting.clear()
             self._any.clear()
         for w in works:
-            self._done(w, None, self._error("recv", e))
+            self._done(w, None, self._error("recv", e, w._peer))
 
     # -- teardown ------------------------------------------------------------
 
@@ -750,7 +760,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             t.join(linger / 1000 + 1)
         self._stop.set()
         self._threads[2].join(2)
-        self._fail_waiting(DlcpError("the process group was shut down", _errno.ESHUTDOWN))
+        self._fail_waiting(OSError(_errno.ESHUTDOWN, "the process group was shut down"))
         if not any(t.is_alive() for t in self._threads):
             try:
                 self._group.close(linger)
