@@ -32,10 +32,11 @@
 # WORKLOAD=train (make demo): train_ddp.py, a DDP job written against plain
 # torch.distributed, runs once per phase of PHASES as its own torchrun job:
 # "gloo" phases with init_process_group("gloo"), "dlcp" phases with
-# init_process_group("dlcp") (the backend; its loss budget and algorithm
-# from DLCP_BUDGET_PPM, DLCP_BUDGET2_PPM and DLCP_ALGO, set from BUDGET,
-# BUDGET2 and ALGO), from the same seed on the same links; the part after
-# ':' reshapes the links first (clean or lossy[-rtoMS]). gloo on clean
+# init_process_group("dlcp") (the backend) and DDP over a group of the
+# gradients' own with loss budgets BUDGET and BUDGET2 (--budget, --budget2;
+# the algorithm from DLCP_ALGO, set from ALGO), from the same seed on the
+# same links; the part after ':' reshapes the links first (clean or
+# lossy[-rtoMS]). gloo on clean
 # links is the lossless reference; a table compares iteration time and test
 # accuracy (demo_summary.py: printed, and written beside OUT as .txt, with a
 # plot of both per epoch and phase as .png). Rank 0's per-epoch lines are
@@ -266,8 +267,8 @@ train)
 		*) echo "demo_train: phase $ph: WORKLOAD=train runs gloo and dlcp" >&2; exit 2 ;;
 		esac
 		[ "$ph" = "$kind" ] || link "${ph#*:}"
-		launch train DLCP_BUDGET_PPM="$BUDGET" DLCP_BUDGET2_PPM="$BUDGET2" \
-			DLCP_ALGO="$ALGO" -- "$HERE/train_ddp.py" --backend "$kind" \
+		launch train DLCP_ALGO="$ALGO" -- "$HERE/train_ddp.py" --backend "$kind" \
+			--budget "$BUDGET" --budget2 "$BUDGET2" \
 			--label "$ph" --epochs "$EPOCHS" --hidden "$HIDDEN" --lr "$LR" \
 			--bucket-mb "$BUCKET_MB" --out "$OUT" "${targs[@]}" || rc=1
 	done

@@ -17,12 +17,17 @@ workers call init_process_group("dlcp"):
    all_to_all_single (uneven and empty parts; libdlcp's tests cover parts
    of several messages) against gloo's results or direct computations, gather_object,
    scatter_object_list, recv from any source; asynchronous Works and their
-   futures; a group with
-   a loss budget (pg_options) and one from DLCP_BUDGET_PPM; bad options and
-   unsupported operations raise clear errors; a group with a 3 s timeout
-   where the last rank never joins the all_reduce nor sends what another
-   rank receives (nor anything a recv from any source would take): each
-   fails with a timeout error within it; DDP (no comm
+   futures; loss budgets only where asked: every job runs with
+   DLCP_BUDGET_PPM and DLCP_BUDGET2_PPM set, which warn once and leave the
+   default group and a new group without options exact, a group with a
+   budget in its pg_options is lossy in its float all_reduce,
+   reduce_scatter and reduce only, dlcp.backend.lossy() in the calls of
+   its block only (pg.stats["lossy_calls"] counts the library calls that
+   carried a budget); bad options and unsupported operations raise clear
+   errors; a group with a 3 s timeout where the last rank never joins the
+   all_reduce nor sends what another rank receives (nor anything a recv
+   from any source would take): each fails with a timeout error within it,
+   a torch.distributed.DistBackendError on torch 2.x; DDP (no comm
    hook) trains a small model for a few steps: its parameters agree across
    the ranks bit for bit, with a single-process reference and with DDP over
    gloo.
@@ -38,9 +43,10 @@ workers call init_process_group("dlcp"):
 Transport: libdlcp's TCP transport by default (any host), `dlcp` for DLCP
 sockets (the VM, module loaded). With --loss (a lossy link, e.g. netem on
 lo) only job 1's 3 ranks run, the checks that need every element are left
-to the exact operations,
-and the loss-budget group checks what loss cannot change: a mean over the
-contributions that arrived of equal contributions is exact.
+to the exact operations (the default group's among them: exact though
+DLCP_BUDGET_PPM is set), and the loss-budget group checks what loss cannot
+change (a mean over the contributions that arrived of equal contributions
+is exact) and that its calls lost something.
 
     tools/vm-run --timeout 1800 --insmod kmod/dlcp.ko -- \\
         /usr/bin/python3 userspace/python/test_backend.py dlcp
@@ -56,7 +62,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
+
+from backend_checks import (ENV_BUDGETS, Checks, _backend_error, _expect_error, _same, _vals,
+                            budgets, init_warned)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TIMEOUT_S = 3.0          # the timeout of the group where a rank stays away
@@ -67,44 +75,6 @@ SLACK_S = 2.5 * float(os.environ.get("DLCP_TIMEOUT_SCALE") or 1)
 
 # ---------------------------------------------------------------------------
 # Workers (run by torchrun)
-
-class Checks:
-    def __init__(self):
-        self.rows = []
-
-    def add(self, name, ok, detail="", show=False):
-        """@show: print @detail (rank 0's) under the result even when it passes."""
-        self.rows.append([name, bool(ok), str(detail)[:500], show])
-
-    def run(self, name, fn, show=False):
-        """fn() -> (ok, detail) or ok; an exception fails the check."""
-        try:
-            r = fn()
-            ok, detail = r if isinstance(r, tuple) else (r, "")
-        except Exception as e:  # noqa: BLE001
-            ok, detail = False, "%s: %s | %s" % (type(e).__name__, e,
-                                                  traceback.format_exc().splitlines()[-3:])
-        self.add(name, ok, detail, show)
-
-
-def _vals(r, n, dtype):
-    import torch
-    return ((torch.arange(n, dtype=torch.int64) * 7 + r * 13) % 101 - 50).to(dtype)
-
-
-def _same(a, b):
-    return a.dtype == b.dtype and a.shape == b.shape and bool((a == b).all())
-
-
-def _expect_error(fn, *words):
-    """(ok, detail): fn() raised an error whose text has every word."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        msg = "%s: %s" % (type(e).__name__, e)
-        return all(w.lower() in msg.lower() for w in words), msg
-    return False, "no error"
-
 
 def collectives(ck, loss):
     import torch
@@ -260,39 +230,7 @@ def collectives(ck, loss):
         return True, json.dumps([t0, time.time()])
     ck.run("barrier", barrier)
 
-    # loss budgets: a group with one in its options, one from the environment
-    n = 1 << 18
-
-    def budget():
-        g = dist.new_group(pg_options={"budget_ppm": 50000, "budget2_ppm": 0})
-        o = g.options
-        v = torch.full((n,), 3.0)
-        dist.all_reduce(v, group=g)         # SUM: scaled by N / arrived
-        m = torch.full((n,), 5.0)
-        dist.all_reduce(m, group=g, op=S.AVG) if hasattr(S, "AVG") else None
-        x = _vals(R, 1000, f32)
-        dist.all_reduce(x, group=g)
-        exact = loss or _same(x, tsum([_vals(r, 1000, f32) for r in ranks]))
-        ok = (o.budget_ppm == 50000 and o.budget2_ppm == 0 and
-              _same(v, torch.full((n,), 3.0 * W)) and
-              (not hasattr(S, "AVG") or _same(m, torch.full((n,), 5.0))) and exact)
-        return ok, "%s; elements lost %d, bytes lost %d" % (
-            o, g.stats["elems_lost"], g.stats["bytes_lost"])
-    ck.run("group with a loss budget (pg_options): sums and means of equal "
-           "contributions exact%s" % ("" if loss else ", any contributions exact over TCP"),
-           budget, show=True)
-
-    def env_budget():
-        os.environ["DLCP_BUDGET_PPM"] = "20000"
-        try:
-            g = dist.new_group()
-        finally:
-            del os.environ["DLCP_BUDGET_PPM"]
-        x = torch.full((1000,), 2.0)
-        dist.all_reduce(x, group=g)
-        return g.options.budget_ppm == 20000 and _same(x, torch.full((1000,), 2.0 * W)), \
-            g.options
-    ck.run("DLCP_BUDGET_PPM is the default budget of a new group", env_budget)
+    budgets(ck, loss)
 
 
 # every dtype the backend moves; the reference results below are computed
@@ -564,6 +502,7 @@ def moves(ck):
 def errors(ck):
     import torch
     import torch.distributed as dist
+    import dlcp.backend
     from dlcp.rendezvous import ConfigError
     R = dist.get_rank()
     ck.run("unknown option: ValueError naming it and the known ones", lambda: _expect_error(
@@ -577,13 +516,33 @@ def errors(ck):
         lambda: dist.new_group(pg_options=42), "TypeError", "pg_options"))
 
     def bad_env():
-        os.environ["DLCP_BUDGET_PPM"] = "lots"
+        os.environ["DLCP_ALGO"] = "tree"
         try:
-            return _expect_error(lambda: dist.new_group(), "DLCP_BUDGET_PPM", "'lots'")
+            return _expect_error(lambda: dist.new_group(), "DLCP_ALGO", "'tree'", "direct",
+                                 kind=ConfigError)
         finally:
-            del os.environ["DLCP_BUDGET_PPM"]
-    ck.run("DLCP_BUDGET_PPM not a number: error naming it", bad_env)
+            del os.environ["DLCP_ALGO"]
+    ck.run("DLCP_ALGO not an algorithm: ConfigError naming it", bad_env)
     ck.add("ConfigError is a ValueError", issubclass(ConfigError, ValueError))
+    ck.add("DlcpError is torch's error of a failed collective (%s)" % _backend_error().__name__,
+           issubclass(dlcp.backend.DlcpError, _backend_error()) and
+           issubclass(dlcp.backend.DlcpError, RuntimeError))
+
+    def bad_lossy():
+        gloo = dist.new_group(backend="gloo")
+
+        def enter(*a, **kw):
+            with dlcp.backend.lossy(*a, **kw):
+                pass
+        r1 = _expect_error(lambda: enter(gloo, budget_ppm=1000), "not a dlcp process group",
+                           kind=TypeError)
+        r2 = _expect_error(lambda: enter(None, budget_ppm=-1), "budget_ppm", "0..1000000",
+                           kind=ValueError)
+        r3 = _expect_error(lambda: enter(None, 1000, budget2_ppm=1.5), "budget2_ppm",
+                           kind=ValueError)
+        return r1[0] and r2[0] and r3[0], "; ".join((r1[1], r2[1], r3[1]))
+    ck.run("dlcp.backend.lossy() of a gloo group: TypeError; a budget out of range: "
+           "ValueError naming it", bad_lossy)
     if hasattr(dist.ReduceOp, "AVG"):
         ck.run("AVG of an int64 tensor: ValueError", lambda: _expect_error(
             lambda: dist.all_reduce(torch.ones(3, dtype=torch.int64), op=dist.ReduceOp.AVG),
@@ -595,9 +554,9 @@ def errors(ck):
             return True
         if R == 1:
             return _expect_error(lambda: dist.recv(torch.zeros(3), 0, tag=11), "16 bytes",
-                                 "12")
+                                 "12", "from rank 0", kind=_backend_error())
         return True
-    ck.run("recv into a tensor of another size: error", size_mismatch)
+    ck.run("recv into a tensor of another size: error naming the peer", size_mismatch)
     dist.barrier()
 
 
@@ -606,8 +565,10 @@ def timeouts(ck):
     import torch.distributed as dist
     R, W = dist.get_rank(), dist.get_world_size()
     N1 = ("a group with a %g s timeout, the last rank never joins an all_reduce: "
-          "the others fail with a timeout error within it" % TIMEOUT_S)
-    N2 = "... nor sends what a recv waits for: the recv fails with a timeout error within it"
+          "the others fail with a timeout error (a %s) within it"
+          % (TIMEOUT_S, _backend_error().__name__))
+    N2 = ("... nor sends what a recv waits for: the recv fails with a timeout error naming "
+          "the peer within it")
     N3 = "... a recv from any source that nothing matches fails with a timeout error within it"
     tg = dist.new_group(timeout=datetime.timedelta(seconds=TIMEOUT_S))
     late = W - 1
@@ -616,12 +577,13 @@ def timeouts(ck):
         t0 = time.monotonic()
         rw = dist.irecv(got, late, group=tg, tag=9)
         aw = dist.irecv(torch.zeros(3), group=tg, tag=10)          # from any source
+        kind = _backend_error()
         ok1, msg1 = _expect_error(lambda: dist.all_reduce(torch.ones(1000), group=tg),
-                                  "timed out")
+                                  "all_reduce", "timed out", kind=kind)
         t1 = time.monotonic() - t0
-        ok2, msg2 = _expect_error(rw.wait, "timeout")
+        ok2, msg2 = _expect_error(rw.wait, "recv", "from rank %d" % late, "timeout", kind=kind)
         t2 = time.monotonic() - t0
-        ok3, msg3 = _expect_error(aw.wait, "timeout", "any")
+        ok3, msg3 = _expect_error(aw.wait, "timeout", "any", kind=kind)
         t3 = time.monotonic() - t0
         ck.add(N1, ok1 and TIMEOUT_S - 0.5 <= t1 <= TIMEOUT_S + SLACK_S,
                "after %.1f s: %s" % (t1, msg1), show=True)
@@ -698,9 +660,10 @@ def vanish(ck):
         time.sleep(0.001)
         os._exit(0)
     t0 = time.monotonic()
-    ok1, msg1 = _expect_error(lambda: dist.all_reduce(big))
+    ok1, msg1 = _expect_error(lambda: dist.all_reduce(big), "all_reduce", kind=_backend_error())
     t1 = time.monotonic() - t0
-    ok2, msg2 = _expect_error(lambda: dist.all_reduce(torch.ones(8)))
+    ok2, msg2 = _expect_error(lambda: dist.all_reduce(torch.ones(8)), "all_reduce",
+                              kind=_backend_error())
     t2 = time.monotonic() - t0
     ck.add("a rank dies in the middle of a 32 MiB all_reduce: the others' fails "
            "with an error within the group's %g s timeout" % TIMEOUT_S,
@@ -732,7 +695,8 @@ def worker(argv):
             return 0
         t0 = time.monotonic()
         ok, msg = _expect_error(lambda: dist.init_process_group(
-            "dlcp", timeout=datetime.timedelta(seconds=TIMEOUT_S)), "timed out")
+            "dlcp", timeout=datetime.timedelta(seconds=TIMEOUT_S)), "timed out",
+            kind=_backend_error())
         dt = time.monotonic() - t0
         # the backend's rendezvous says how long it waited; torch's env://
         # rendezvous before it waits for the missing worker too (1.13: once
@@ -748,14 +712,14 @@ def worker(argv):
     elif mode == "vanish":
         vanish(ck)
     elif mode == "v6":
-        dist.init_process_group("dlcp", timeout=datetime.timedelta(seconds=120))
+        init_warned(ck)
         addrs = [dist.group.WORLD._group.addr(r) for r in range(dist.get_world_size())]
         ck.add("init_process_group(\"dlcp\") with DLCP_ADDR=::1: every rank at [::1] (%s)"
                % ", ".join(addrs), all(a.startswith("[::1]:") for a in addrs))
         collectives(ck, loss)
         dist.barrier()
     else:
-        dist.init_process_group("dlcp", timeout=datetime.timedelta(seconds=120))
+        init_warned(ck)
         ck.add("init_process_group(\"dlcp\"): %s" % type(dist.group.WORLD).__name__,
                dist.get_backend() == "dlcp" and
                type(dist.group.WORLD).__name__ == "ProcessGroupDlcp")
@@ -790,8 +754,8 @@ def job(nproc, mode, transport, loss, addr="127.0.0.1"):
         env = dict(os.environ, PYTHONPATH=HERE, DLCP_ADDR=addr,
                    DLCP_TRANSPORT=transport, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1",
                    PYTHONDONTWRITEBYTECODE="1")
-        for v in ("DLCP_BUDGET_PPM", "DLCP_BUDGET2_PPM", "DLCP_ALGO"):
-            env.pop(v, None)
+        env.pop("DLCP_ALGO", None)
+        env.update(ENV_BUDGETS)
         cmd = [sys.executable, "-m", "dlcp.run", "--nproc_per_node=%d" % nproc,
                "--monitor_interval=0.5", "--rdzv_backend=c10d", "--rdzv_endpoint=127.0.0.1:0",
                os.path.abspath(__file__), "worker", mode, d] + (["--loss"] if loss else [])

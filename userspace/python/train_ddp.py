@@ -3,14 +3,21 @@
 """A data-parallel training job written against plain torch.distributed.
 
     python3 -m dlcp.run --nnodes=4 --nproc_per_node=1 --node_rank=N \\
-        --master_addr=HOST0 --master_port=29500 train_ddp.py --backend dlcp
+        --master_addr=HOST0 --master_port=29500 train_ddp.py --backend dlcp \\
+        --budget 50000
 
 The job is what a user writes: init_process_group() with the backend named
 on the command line, DistributedDataParallel with its default bucket size,
 SGD; no communication hook and nothing of DLCP but the backend's name (the
-import registers it). The loss budget of the gradient all-reduce comes from
-the backend's environment defaults (DLCP_BUDGET_PPM, DLCP_BUDGET2_PPM,
-DLCP_ALGO; see docs/torch-backend.md), so the same script runs over gloo.
+import registers it) and, given a loss budget (--budget, --budget2), a
+group of the gradients' own that has it, as docs/torch-backend.md shows:
+
+    lossy = dist.new_group(backend="dlcp", pg_options={"budget_ppm": 50000})
+    ddp = DDP(net, process_group=lossy)
+
+The default group, which checks that the replicas agree at the end, stays
+exact. Over another backend (gloo) the budgets do not apply: the same
+command line runs there. The backend's algorithm comes from DLCP_ALGO.
 
 The model is the MLP of train_digits.py on sklearn's digits, from a fixed
 seed. Rank 0 prints a line per epoch and, at the end, one JSON line with the
@@ -47,8 +54,15 @@ def main():
     ap.add_argument("--bucket-mb", type=float, default=25)
     ap.add_argument("--warmup", type=int, default=3, help="iterations left out of the means")
     ap.add_argument("--timeout-s", type=int, default=600)
+    ap.add_argument("--budget", type=int, default=0,
+                    help="loss budget of the gradients' reduce-scatter, ppm (dlcp backend)")
+    ap.add_argument("--budget2", type=int, default=0,
+                    help="loss budget of the gradients' all-gather, ppm (dlcp backend)")
     ap.add_argument("--out", default=None, help="rank 0 appends its JSON line here")
     args = ap.parse_args()
+    for name in ("budget", "budget2"):
+        if not 0 <= getattr(args, name) <= 1000000:
+            ap.error("--%s %d: a loss budget is 0..1000000 ppm" % (name, getattr(args, name)))
 
     if args.backend == "dlcp":
         import dlcp.backend  # noqa: F401  registers the "dlcp" backend
@@ -67,7 +81,10 @@ def main():
     net = model(args.hidden, args.seed)
     # 1.13 sizes the first bucket apart: one size for every bucket
     dist._DEFAULT_FIRST_BUCKET_BYTES = int(args.bucket_mb * 1024 * 1024)
-    ddp = DDP(net, bucket_cap_mb=args.bucket_mb)
+    lossy = args.backend == "dlcp" and (args.budget or args.budget2)
+    pg = dist.new_group(backend="dlcp", pg_options={
+        "budget_ppm": args.budget, "budget2_ppm": args.budget2}) if lossy else None
+    ddp = DDP(net, bucket_cap_mb=args.bucket_mb, process_group=pg)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
     lossf = nn.CrossEntropyLoss()
     Xs, ys = Xtr[rank::world], ytr[rank::world]
@@ -111,10 +128,12 @@ def main():
            "mean_ms": sum(w) / len(w), "p50_ms": pct(w, 50), "p99_ms": pct(w, 99),
            "total_s": total, "test_acc": acc, "train_loss": tr_loss,
            "param_spread": (hi - lo).abs().max().item(),
-           "budget_ppm": int(os.environ.get("DLCP_BUDGET_PPM", "0") or 0)
-           if args.backend == "dlcp" else 0,
+           "budget_ppm": args.budget if lossy else 0,
+           "budget2_ppm": args.budget2 if lossy else 0,
            "algo": os.environ.get("DLCP_ALGO", "ring") if args.backend == "dlcp"
            else args.backend, "epochs": epochs}
+    if pg is not None:      # rank 0's gradient all-reduces that carried the budget
+        res["lossy_calls"] = pg.stats["lossy_calls"]
     if any(counters.values()):
         res["snmp"] = counters
     if rank == 0:

@@ -6,11 +6,12 @@ dlcp.backend.ProcessGroupDlcp, whose machinery (_submit, _stage, _opts,
 _native_reduce) they use.
 
 Gather, scatter and the all-to-alls move every tensor's raw bytes
-(libdlcp's DTYPE_BYTES), exactly: the group's loss budget never applies
-to them. reduce of float32 / int32 (float16 and bfloat16 as float32) with
-SUM or AVG is libdlcp's dlcp_reduce, with the group's budget on float
-tensors as all_reduce has it; other dtypes and ops gather every rank's
-tensor at the root, which reduces them in the tensor's dtype, in rank
+(libdlcp's DTYPE_BYTES), exactly: no loss budget ever applies to them.
+reduce of float32 / int32 (float16 and bfloat16 as float32) with SUM or
+AVG is libdlcp's dlcp_reduce, with the call's budgets on float tensors as
+all_reduce has them (budget_ppm on the reduce-scatter, budget2_ppm on the
+chunks' way to the root); other dtypes and ops gather every rank's tensor
+at the root, exactly, which reduces them in the tensor's dtype, in rank
 order.
 """
 from __future__ import annotations
@@ -50,6 +51,7 @@ class _Moves:
     _stage: Any
     _submit: Any
     _native_reduce: Any
+    _budgets: Any
     _group: Any
 
     def _root(self, name: str, opts: Any) -> int:
@@ -116,6 +118,7 @@ class _Moves:
         op = _op_name(opts.reduceOp) if opts is not None else "SUM"
         _check_reduce(op, tensors)
         tmo = _timeout_ms(opts, self._timeout_ms)
+        budgets = self._budgets()
         self.stats["reduce"] += 1
 
         def at_root(g: Any, ptr: int, n: int, dt: int, o: Any) -> int:
@@ -125,7 +128,7 @@ class _Moves:
             t = tensors[0]
             if _native(op, [t]):
                 self._native_reduce(at_root, "dlcp_reduce", _T_REDUCE, seq, tmo, op, [t], [t],
-                                    evs)
+                                    evs, budgets)
                 return tensors
             b = _Bytes([t])
             rows = self._gather_root(seq, tmo, b, evs, t.is_cuda, root)
@@ -133,7 +136,7 @@ class _Moves:
                 stack = torch.stack([b.segment(rows[r], 0) for r in range(self._size)])
                 self._stage.from_host(t, _reduce_stack(stack, op, self._size).to(t.dtype), evs)
             return tensors
-        return self._submit(self._q, "reduce", tensors, run)
+        return self._submit(self._q, "reduce", tensors, run, "to root %d" % root)
 
     def gather(self, output_tensors: List[List[torch.Tensor]],
                input_tensors: List[torch.Tensor], opts: Any = None) -> Any:
@@ -150,7 +153,7 @@ class _Moves:
                 for r, o in enumerate(outs):
                     self._stage.from_host(o, b.segment(rows[r], 0), evs)
             return output_tensors
-        return self._submit(self._q, "gather", [inp] + outs, run)
+        return self._submit(self._q, "gather", [inp] + outs, run, "to root %d" % root)
 
     def scatter(self, output_tensors: List[torch.Tensor],
                 input_tensors: List[List[torch.Tensor]], opts: Any = None) -> Any:
@@ -178,7 +181,7 @@ class _Moves:
             finally:
                 self._stage.release(buf)
             return output_tensors
-        return self._submit(self._q, "scatter", [out] + ins, run)
+        return self._submit(self._q, "scatter", [out] + ins, run, "from root %d" % root)
 
     def _alltoall(self, name: str, outs: Sequence[torch.Tensor], ins: Sequence[torch.Tensor],
                   opts: Any, result: Any, flat: Optional[Sequence[torch.Tensor]] = None) -> Any:

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 """The objects of dlcp.backend beside the process group: its error
-(DlcpError), its options (Options: pg_options, their environment
-defaults and checks; the timeout of a call's options) and the Work that
-every operation returns (DlcpWork). Private: import them from
-dlcp.backend, which says what the backend does.
+(DlcpError), its options (Options: pg_options, their defaults and checks;
+the timeout of a call's options) and the Work that every operation
+returns (DlcpWork). Private: import them from dlcp.backend, which says
+what the backend does.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import warnings
 from typing import Any, Mapping, Optional, Union
 
 import torch
+import torch.distributed as dist
 from torch._C._distributed_c10d import Work
 
 import dlcp
@@ -26,9 +27,17 @@ _PPM_MAX = 1000000
 _INT_MAX = 0x7fffffff
 
 
-class DlcpError(RuntimeError):
-    """An operation of the dlcp backend failed; .errno is libdlcp's errno
-    (ETIMEDOUT: a rank did not take part within the timeout) or None."""
+# torch 2.x's error of a failed collective (a RuntimeError); 1.13 has none
+_DistBackendError: Any = getattr(dist, "DistBackendError", RuntimeError)
+
+
+class DlcpError(_DistBackendError):
+    """An operation of the dlcp backend failed: a
+    torch.distributed.DistBackendError where torch has it (2.x), else a
+    RuntimeError. The message names the operation, this rank, the peer
+    rank or root where one is known, and the cause; .errno is libdlcp's
+    errno (ETIMEDOUT: a rank did not take part within the timeout) or
+    None."""
 
     def __init__(self, msg: str, errno: Optional[int] = None) -> None:
         super().__init__(msg)
@@ -38,17 +47,35 @@ class DlcpError(RuntimeError):
 # ---------------------------------------------------------------------------
 # Options
 
-def _env_ppm(name: str) -> int:
-    v = os.environ.get(name, "").strip()
-    if not v:
-        return 0
-    try:
-        n = int(v)
-    except ValueError:
-        raise ConfigError("%s=%r is not an integer (ppm, 0..%d)" % (name, v, _PPM_MAX)) from None
-    if not 0 <= n <= _PPM_MAX:
-        raise ConfigError("%s=%d: must be 0..%d (ppm)" % (name, n, _PPM_MAX))
-    return n
+# loss budgets a job may set in its environment expecting lossy groups:
+# the backend does not read them, and says so once
+_BUDGET_ENV = ("DLCP_BUDGET_PPM", "DLCP_BUDGET2_PPM")
+_warned_env = False
+
+
+def _warn_env_budget() -> None:
+    """Warn once per process when DLCP_BUDGET_PPM or DLCP_BUDGET2_PPM is set
+    to something but 0: the backend does not read them, so a job that
+    expects its default group to be lossy learns that it is exact."""
+    global _warned_env
+    set_ = ["%s=%s" % (k, os.environ[k].strip()) for k in _BUDGET_ENV
+            if os.environ.get(k, "").strip() not in ("", "0")]
+    if _warned_env or not set_:
+        return
+    _warned_env = True
+    warnings.warn("dlcp.backend: %s set, but the environment gives no dlcp group a loss "
+                  "budget: a group without budget_ppm in its pg_options (the default group "
+                  "among them) is exact. For lossy gradients make a group of their own: lossy = "
+                  "dist.new_group(backend=\"dlcp\", pg_options={\"budget_ppm\": N}); "
+                  "DDP(model, process_group=lossy) (see docs/torch-backend.md)"
+                  % " and ".join(set_), UserWarning, stacklevel=2)
+
+
+def _check_ppm(name: str, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= _PPM_MAX:
+        raise ValueError("dlcp backend: %s=%r must be an integer 0..%d (ppm)"
+                         % (name, v, _PPM_MAX))
+    return v
 
 
 def _env_choice(name: str, choices: Mapping[str, int], default: str) -> str:
@@ -60,9 +87,11 @@ def _env_choice(name: str, choices: Mapping[str, int], default: str) -> str:
 
 class Options:
     """Options of a dlcp process group (pg_options of init_process_group or
-    new_group; a dict with the same names works too). None: the
-    environment's default (DLCP_BUDGET_PPM, DLCP_BUDGET2_PPM, DLCP_ALGO,
-    DLCP_TRANSPORT), else exact, ring, dlcp."""
+    new_group; a dict with the same names works too). None: the default,
+    0 (exact) for the budgets, the environment's (DLCP_ALGO,
+    DLCP_TRANSPORT) else "ring" and "dlcp" for the others. The budgets
+    have no environment default: a group is lossy only when its options
+    say so."""
 
     FIELDS = ("budget_ppm", "budget2_ppm", "algo", "transport")
 
@@ -92,17 +121,13 @@ class Options:
                         "not %s" % type(obj).__name__)
 
     def resolved(self) -> "Options":
-        """A copy with every None replaced by the environment's default and
-        every value checked (ValueError / ConfigError naming it)."""
+        """A copy with every None replaced by its default and every value
+        checked (ValueError / ConfigError naming it)."""
+        _warn_env_budget()
         r = Options()
-        for f, env in (("budget_ppm", "DLCP_BUDGET_PPM"), ("budget2_ppm", "DLCP_BUDGET2_PPM")):
+        for f in ("budget_ppm", "budget2_ppm"):
             v = getattr(self, f)
-            if v is None:
-                v = _env_ppm(env)
-            elif isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= _PPM_MAX:
-                raise ValueError("dlcp backend: %s=%r must be an integer 0..%d (ppm)"
-                                 % (f, v, _PPM_MAX))
-            setattr(r, f, v)
+            setattr(r, f, 0 if v is None else _check_ppm(f, v))
         for f, env, choices, default in (("algo", "DLCP_ALGO", _ALGOS, "ring"),
                                          ("transport", "DLCP_TRANSPORT", _TRANSPORTS, "dlcp")):
             v = getattr(self, f)
@@ -163,6 +188,7 @@ class DlcpWork(Work):
         self._exc: Optional[BaseException] = None
         self._value: Any = None
         self._src = -1          # a recv's: the rank the message came from
+        self._peer = ""         # the peer its errors name ("to rank 1"), if any
 
     def _finish(self, value: Any, exc: Optional[BaseException]) -> None:
         self._value, self._exc = value, exc

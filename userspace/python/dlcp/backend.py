@@ -4,12 +4,18 @@
     import torch.distributed as dist
     import dlcp.backend                      # registers "dlcp"
 
-    dist.init_process_group("dlcp")          # under torchrun (env://)
-    model = DistributedDataParallel(net)     # no comm hook, no second group
+    dist.init_process_group("dlcp")          # under torchrun (env://): exact
+    model = DistributedDataParallel(net)     # no comm hook: exact gradients
 
-    # a loss budget for the gradients' reduce-scatter (ppm), per group:
-    dist.init_process_group("dlcp", pg_options={"budget_ppm": 50000})
-    # or for every group that does not say: DLCP_BUDGET_PPM=50000
+    # or lossy gradients: a group of their own with a loss budget (ppm)
+    # for their reduce-scatter; the default group (metrics, SyncBatchNorm,
+    # gradient-norm clipping) stays exact
+    lossy = dist.new_group(backend="dlcp", pg_options={"budget_ppm": 50000})
+    model = DistributedDataParallel(net, process_group=lossy)
+
+    # one call with a budget, on any dlcp group:
+    with dlcp.backend.lossy(None, budget_ppm=50000):   # None: the default group
+        dist.all_reduce(t)
 
 The process group is a Python subclass of torch.distributed.ProcessGroup
 (torch calls its methods through the pybind trampoline it ships for
@@ -22,7 +28,7 @@ docs/torch-backend.md for why, and for what differs between them.
 Operations and how they map onto libdlcp:
 
   all_reduce      SUM, AVG on float32 / int32: dlcp_allreduce (ring or
-                  direct), with the loss budget on float tensors; float16
+                  direct), with the loss budgets on float tensors; float16
                   and bfloat16 travel as float32. SUM is the library's
                   REDUCE_SUM (the sum scaled by N / contributions that
                   arrived: an unbiased estimate of the sum; DDP divides the
@@ -66,23 +72,39 @@ and the result is copied back on that stream before the Work completes.
 
 Options (pg_options: a dict or an Options; an unknown name is an error):
 
-  budget_ppm    loss budget of the reduce-scatter half of all_reduce and of
-                reduce_scatter, float tensors only (default
-                $DLCP_BUDGET_PPM, else 0: exact)
-  budget2_ppm   loss budget of the all-gather half of all_reduce (default
-                $DLCP_BUDGET2_PPM, else 0); an element lost there keeps this
-                rank's own value, so replicas may drift apart
+  budget_ppm    loss budget of the reduce-scatter half of all_reduce, of
+                reduce_scatter and of reduce, float tensors with SUM or
+                AVG only (default 0: exact)
+  budget2_ppm   loss budget of the all-gather half of all_reduce and of
+                reduce's way to the root (default 0: exact); an element
+                lost there keeps this rank's own value, so replicas may
+                drift apart
   algo          "ring" or "direct" (default $DLCP_ALGO, else "ring")
   transport     "dlcp" or "tcp" (default $DLCP_TRANSPORT, else "dlcp")
+
+A group is lossy only where its pg_options give it a budget, and a call
+only where that group's budget or a lossy() block around it does; every
+other operation (broadcast, all_gather, gather, scatter, the all-to-alls,
+barrier, send / recv, the object collectives on top of them) and every
+integer tensor and op but SUM and AVG is exact on any group. The
+environment's DLCP_BUDGET_PPM and DLCP_BUDGET2_PPM are no budget of any
+group: set, they make the first group warn (once) that it is exact.
+pg.stats["lossy_calls"] counts the group's libdlcp calls that carried a
+budget.
 
 The endpoints bind the address dlcp.Group.from_env() would (DLCP_ADDR,
 DLCP_IFNAME, else the route to MASTER_ADDR) on ports the kernel chooses,
 and the ranks publish them in the group's store.
+
+A failed operation raises DlcpError, a torch.distributed.DistBackendError
+on torch 2.x (a RuntimeError on 1.13), naming the operation, the rank,
+the peer rank or root where there is one, and the cause.
 """
 from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import ctypes
 import datetime
 import errno as _errno
@@ -93,7 +115,7 @@ import queue
 import threading
 import time
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, cast
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, cast
 
 import torch
 import torch.distributed as dist
@@ -106,9 +128,9 @@ from dlcp._backend_tensors import (_WIRE, _Bytes, _Staging, _check_like, _check_
                                    _native, _op_name, _reduce_stack)
 from dlcp._backend_moves import _Moves
 from dlcp._backend_work import (_ALGOS, _INT_MAX, _TRANSPORTS, DlcpError, DlcpWork, Options,
-                                _timeout_ms)
+                                _check_ppm, _timeout_ms)
 
-__all__ = ["BACKEND", "Options", "ProcessGroupDlcp", "DlcpError", "register"]
+__all__ = ["BACKEND", "Options", "ProcessGroupDlcp", "DlcpError", "lossy", "register"]
 
 BACKEND = "dlcp"
 
@@ -146,6 +168,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
         self._algo = _ALGOS[cast(str, self.options.algo)]
         self._rank, self._size = rank, size
         self.stats: Dict[str, int] = collections.Counter()
+        self._calls = threading.local()     # .budgets: those of a lossy() block
         self._stage = _Staging()
         self._seq = 0
         self._lock = threading.Lock()
@@ -237,10 +260,11 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
         return DlcpWork(name, fut)
 
     def _submit(self, q: "queue.Queue[Any]", name: str, tensors: Sequence[torch.Tensor],
-                fn: Callable[[int, Dict[int, Any]], Any]) -> DlcpWork:
+                fn: Callable[[int, Dict[int, Any]], Any], peer: str = "") -> DlcpWork:
         """Queue fn(seq, events) for the worker of @q; its value completes the
         Work. The sequence number is taken here, in the order the caller
-        issues the operations (the same on every rank).
+        issues the operations (the same on every rank). @peer ("to rank 2",
+        "from root 0"): who the operation's errors name beside this rank.
 
         The group keeps the Work alive until it is done, and the last 1024
         done after that: C++ (DDP's reducer, _broadcast_coalesced) may hold
@@ -249,6 +273,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
         if self._closed:
             raise DlcpError("dlcp %s: the process group is shut down" % name)
         w = self._work(name, tensors)
+        w._peer = peer
         evs = _Staging.events(tensors)
         with self._lock:
             seq = self._seq
@@ -273,32 +298,44 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             try:
                 value = fn()
             except BaseException as e:  # noqa: BLE001  (reported through the Work)
-                self._done(w, None, self._error(w._name, e))
+                self._done(w, None, self._error(w._name, e, w._peer))
             else:
                 self._done(w, value, None)
 
-    def _error(self, name: str, e: BaseException) -> BaseException:
+    def _error(self, name: str, e: BaseException, peer: str = "") -> BaseException:
+        """@e as a DlcpError naming operation @name, this rank, @peer and the
+        cause (an exception that is no Exception is left as it is)."""
         if isinstance(e, DlcpError):
             return e
+        what = "dlcp %s%s on rank %d of %d" % (name, " " + peer if peer else "", self._rank,
+                                               self._size)
         if isinstance(e, OSError) and e.errno is not None:
             if e.errno == _errno.ETIMEDOUT:
                 why = ("a rank did not take part, or stopped answering, within the "
                        "timeout (%.6g s)" % (self._timeout_ms / 1000))
             else:
                 why = os.strerror(e.errno)
-            return DlcpError("dlcp %s on rank %d of %d: %s [%s: %s]" % (
-                name, self._rank, self._size, why, _errno.errorcode.get(e.errno, e.errno), e),
-                e.errno)
+            return DlcpError("%s: %s [%s: %s]" % (
+                what, why, _errno.errorcode.get(e.errno, e.errno), e.strerror or e), e.errno)
         if isinstance(e, Exception):
-            return DlcpError("dlcp %s on rank %d of %d: %s: %s" % (
-                name, self._rank, self._size, type(e).__name__, e))
+            return DlcpError("%s: %s: %s" % (what, type(e).__name__, e))
         return e
+
+    def _budgets(self) -> Tuple[int, int]:
+        """(budget_ppm, budget2_ppm) of a reducing call this thread issues
+        now: those of the lossy() block around it, else the group's."""
+        b = getattr(self._calls, "budgets", None)
+        if b is not None:
+            return cast(Tuple[int, int], b)
+        return cast(int, self.options.budget_ppm), cast(int, self.options.budget2_ppm)
 
     def _opts(self, tag: int, seq: int, timeout_ms: int, budget: int = 0, budget2: int = 0,
               reduce: int = dlcp.REDUCE_MEAN) -> Tuple[dlcp.CollOpts, dlcp.CollStats]:
         st = dlcp.CollStats()
         o = self._group._opts(tag & 0xffff, seq, 0, budget, budget2, reduce, 0, 0,
                               timeout_ms, st, self._algo)
+        if budget or budget2:
+            self.stats["lossy_calls"] += 1
         return o, st
 
     def _call(self, fn: Any, name: str, buf: torch.Tensor, n: int, dtype: int,
@@ -340,15 +377,16 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
 
     def _native_reduce(self, fn: Any, name: str, tag: int, seq: int, tmo: int, op: str,
                        ins: Sequence[torch.Tensor], outs: Sequence[torch.Tensor],
-                       evs: Dict[int, Any], out_chunk: Optional[int] = None) -> None:
+                       evs: Dict[int, Any], budgets: Tuple[int, int],
+                       out_chunk: Optional[int] = None) -> None:
         """libdlcp's all-reduce (@out_chunk None: outs[i] <- result of ins[i])
         or reduce-scatter (outs[0] <- chunk @out_chunk of the result) on the
-        concatenation of @ins in their wire dtype."""
+        concatenation of @ins in their wire dtype; @budgets (the call's
+        _budgets()) on float tensors, none on integer ones."""
         wd, dt = _WIRE[ins[0].dtype]
         n = sum(t.numel() for t in ins)
         floating = wd == torch.float32
-        budget = cast(int, self.options.budget_ppm) if floating else 0
-        budget2 = cast(int, self.options.budget2_ppm) if floating else 0
+        budget, budget2 = budgets if floating else (0, 0)
         reduce = dlcp.REDUCE_SUM if op == "SUM" else dlcp.REDUCE_MEAN
         cuda = any(t.is_cuda for t in list(ins) + list(outs))
         t0 = ins[0]
@@ -416,6 +454,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             op = _op_name(opts.reduceOp) if opts is not None else "SUM"
         _check_reduce(op, tensors)
         tmo = _timeout_ms(opts, self._timeout_ms)
+        budgets = self._budgets()
         self.stats["allreduce"] += 1
 
         def run(seq: int, evs: Dict[int, Any]) -> List[torch.Tensor]:
@@ -427,7 +466,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
                 tag = _T_ALLREDUCE | i << 8
                 if key is not None:
                     self._native_reduce(dlcp._allreduce, "dlcp_allreduce", tag, seq, tmo, op,
-                                        ts, ts, evs)
+                                        ts, ts, evs, budgets)
                 else:
                     res = self._exact_reduce(_T_EXACT | i << 8, seq, tmo, op, ts, evs)
                     for t, r in zip(ts, res):
@@ -465,7 +504,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             finally:
                 self._stage.release(buf)
             return tensors
-        return self._submit(self._q, "broadcast", tensors, run)
+        return self._submit(self._q, "broadcast", tensors, run, "from root %d" % root)
 
     # torch's stubs overload allgather and reduce_scatter with a form of one
     # tensor per rank in a flat list, which the backend does not take (a
@@ -522,12 +561,14 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
         op = _op_name(opts.reduceOp) if opts is not None else "SUM"
         _check_reduce(op, [out])
         tmo = _timeout_ms(opts, self._timeout_ms)
+        budgets = (self._budgets()[0], 0)     # budget2_ppm: no all-gather half
         self.stats["reduce_scatter"] += 1
 
         def run(seq: int, evs: Dict[int, Any]) -> List[torch.Tensor]:
             if _native(op, [out]):
                 self._native_reduce(dlcp._reduce_scatter, "dlcp_reduce_scatter", _T_RSCATTER,
-                                    seq, tmo, op, ins, [out], evs, out_chunk=self._rank)
+                                    seq, tmo, op, ins, [out], evs, budgets,
+                                    out_chunk=self._rank)
             else:
                 res = self._exact_reduce(_T_EXACT, seq, tmo, op, ins, evs)
                 self._stage.from_host(out, res[self._rank].to(out.dtype), evs)
@@ -589,7 +630,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             finally:
                 self._stage.release(buf)
             return tensors
-        return self._submit(self._sq, "send", tensors, run)
+        return self._submit(self._sq, "send", tensors, run, "to rank %d" % dstRank)
 
     def recv(self, tensors: List[torch.Tensor], srcRank: int, tag: int) -> Work:  # noqa: N803
         """Receive into @tensors the next message rank @srcRank sent with @tag;
@@ -600,6 +641,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
         if self._closed:
             raise DlcpError("dlcp recv: the process group is shut down")
         w = self._work("recv", tensors)
+        w._peer = "from rank %d" % srcRank
         evs = _Staging.events(tensors)
         self.stats["recv"] += 1
         with self._p2p_lock:
@@ -625,6 +667,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
         if self._closed:
             raise DlcpError("dlcp recv: the process group is shut down")
         w = self._work("recv", tensors)
+        w._peer = "from any rank"
         self.stats["recv"] += 1
         with self._lock:
             self._pending[id(w)] = w
@@ -668,7 +711,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
                 torch.empty(0, dtype=torch.uint8)
             b.unpack(self._stage, buf, evs)
         except BaseException as e:  # noqa: BLE001
-            self._done(w, None, self._error("recv", e))
+            self._done(w, None, self._error("recv", e, "from rank %d" % key[0]))
         else:
             self._done(w, tensors, None)
 
@@ -732,7 +775,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             self._waiting.clear()
             self._any.clear()
         for w in works:
-            self._done(w, None, self._error("recv", e))
+            self._done(w, None, self._error("recv", e, w._peer))
 
     # -- teardown ------------------------------------------------------------
 
@@ -750,7 +793,7 @@ class ProcessGroupDlcp(_Moves, dist.ProcessGroup):  # type: ignore[misc]
             t.join(linger / 1000 + 1)
         self._stop.set()
         self._threads[2].join(2)
-        self._fail_waiting(DlcpError("the process group was shut down", _errno.ESHUTDOWN))
+        self._fail_waiting(OSError(_errno.ESHUTDOWN, "the process group was shut down"))
         if not any(t.is_alive() for t in self._threads):
             try:
                 self._group.close(linger)
@@ -771,6 +814,43 @@ def _close_all() -> None:
             pg.shutdown()
         except Exception:  # noqa: BLE001  (at exit: nothing left to tell)
             pass
+
+
+# ---------------------------------------------------------------------------
+# Loss budgets of single calls
+
+@contextlib.contextmanager
+def lossy(group: Any, budget_ppm: int, budget2_ppm: int = 0) -> Iterator[None]:
+    """Within the block, the all_reduce, reduce_scatter and reduce of float
+    tensors with SUM or AVG that this thread issues on @group (a dlcp
+    group; None: the default group) have these loss budgets instead of the
+    group's; budget_ppm=0 makes them exact on a lossy group. Every other
+    operation stays exact, and other threads' calls keep the group's
+    budgets. On a rank outside @group (new_group() of other ranks) the
+    block runs as it is; a group of another backend is a TypeError, and
+    None before init_process_group() a RuntimeError, as torch's own calls
+    have it.
+
+        with dlcp.backend.lossy(None, budget_ppm=50000):
+            dist.all_reduce(grad)
+    """
+    b = (_check_ppm("budget_ppm", budget_ppm), _check_ppm("budget2_ppm", budget2_ppm))
+    pg = dist.group.WORLD if group is None else group
+    if pg is None:
+        raise RuntimeError("dlcp.backend.lossy: the default process group has not been "
+                           "initialized: call init_process_group() first")
+    if pg == dist.GroupMember.NON_GROUP_MEMBER:
+        yield
+        return
+    if not isinstance(pg, ProcessGroupDlcp):
+        raise TypeError("dlcp.backend.lossy: %s is not a dlcp process group"
+                        % type(pg).__name__)
+    prev = getattr(pg._calls, "budgets", None)
+    pg._calls.budgets = b
+    try:
+        yield
+    finally:
+        pg._calls.budgets = prev
 
 
 # ---------------------------------------------------------------------------
