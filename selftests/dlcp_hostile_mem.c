@@ -394,6 +394,8 @@ TEST(send_memory_protocol_limit)
 	fd = open_global(DLCP_MEM, old, sizeof(old));
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, dlcp_new_netns());
+	/* a receiver that never answers, not even for its closed port */
+	ASSERT_EQ(0, dlcp_sysctl_write("noport_rate", 0));
 	s = bound4("127.0.0.1");
 	ASSERT_LE(0, s);
 	memset(msg, 0x5a, sizeof(msg));
@@ -485,6 +487,8 @@ TEST(send_memory_share_under_pressure)
 	fd = open_global(DLCP_MEM, old, sizeof(old));
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, dlcp_new_netns());
+	/* a receiver that never answers, not even for its closed port */
+	ASSERT_EQ(0, dlcp_sysctl_write("noport_rate", 0));
 	hog = bound4("127.0.0.1");
 	ASSERT_LE(0, hog);
 	memset(share_msg, 0x3c, sizeof(share_msg));
@@ -520,6 +524,8 @@ TEST(send_memory_share_small_messages)
 	fd = open_global(DLCP_MEM, old, sizeof(old));
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, dlcp_new_netns());
+	/* a receiver that never answers, not even for its closed port */
+	ASSERT_EQ(0, dlcp_sysctl_write("noport_rate", 0));
 	hog = bound4("127.0.0.1");
 	ASSERT_LE(0, hog);
 	before = proto_pages();

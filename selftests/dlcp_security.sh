@@ -85,20 +85,25 @@ case_netns_isolation()
 # wire_case MODE [LOSS%]: MODE native or --udp
 wire_case()
 {
-	local mode=$1 loss=${2:-} rc=0 timeout
+	local mode=$1 loss=${2:-} rc=0 timeout noport
 	local -a udp=()
 
 	[ "$mode" = --udp ] && udp=(--udp)
 	[ -n "$loss" ] && udp+=(--lossy)
-	# ABORTs within the case's time: a short message timeout, restored
+	# ABORTs within the case's time: a short message timeout, and no STOP
+	# for the port nobody bound, which would end the message at once;
+	# both restored
 	timeout=$(in1 sysctl -n net.dlcp.msg_timeout_ms) || return 1
+	noport=$(in1 sysctl -n net.dlcp.noport_rate) || return 1
 	in1 sysctl -qw net.dlcp.msg_timeout_ms=3000 || return 1
+	in1 sysctl -qw net.dlcp.noport_rate=0 || return 1
 	if [ -n "$loss" ]; then
 		in1 tc qdisc add dev lo root netem loss "$loss%" || return 1
 	fi
 	in1 timeout 120 "$SEC" wire "${udp[@]}" || rc=1
 	[ -z "$loss" ] || in1 tc qdisc del dev lo root
 	in1 sysctl -qw net.dlcp.msg_timeout_ms="$timeout"
+	in1 sysctl -qw net.dlcp.noport_rate="$noport"
 	return "$rc"
 }
 
