@@ -29,7 +29,6 @@
 struct dlcp_ep_dlcp {
 	struct dlcp_ep ep;
 	int seg_class_ok;	/* the module takes DLCP_CMSG_SEG_CLASS */
-	int refused;		/* a message sent was refused: -ECONNREFUSED */
 };
 
 static struct dlcp_ep_dlcp *to_dlcp(struct dlcp_ep *ep)
@@ -60,14 +59,13 @@ static int dlcpsk_open(struct dlcp_ep **epp, const struct sockaddr *addr)
 }
 
 /*
- * Read every completion waiting on @ep's error queue; one refused by its
- * destination's host is kept in ->refused. Returns -ECONNREFUSED once
- * for each time that happened, else 0.
+ * Read every completion waiting on @ep's error queue. Returns
+ * -ECONNREFUSED if one of them was refused by its destination's host,
+ * else 0.
  */
 static int dlcpsk_drain(struct dlcp_ep *ep)
 {
-	struct dlcp_ep_dlcp *d = to_dlcp(ep);
-	int r;
+	int refused = 0;
 
 	for (;;) {
 		union {
@@ -94,12 +92,10 @@ static int dlcpsk_drain(struct dlcp_ep *ep)
 				continue;
 			memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
 			if (ee.ee_errno == ECONNREFUSED)
-				d->refused = -ECONNREFUSED;
+				refused = -ECONNREFUSED;
 		}
 	}
-	r = d->refused;
-	d->refused = 0;
-	return r;
+	return refused;
 }
 
 static int dlcpsk_close(struct dlcp_ep *ep, int linger_ms)
